@@ -1,0 +1,119 @@
+#include "core/files.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <system_error>
+#include <vector>
+
+namespace anvil {
+namespace {
+
+constexpr std::size_t kReadChunkBytes = 1 << 16;
+constexpr mode_t kNewFileMode = 0644;  // Before the umask.
+constexpr int kMaxTempNameAttempts = 100;
+constexpr std::string_view kTempSuffixTemplate = "XXXXXX";
+constexpr const char* kDefaultTempRoot = "/tmp";
+
+std::string ErrnoMessage(std::string_view what, const std::filesystem::path& path, int err) {
+  return std::string(what) + " " + path.string() + ": " + std::strerror(err);
+}
+
+// Writes all of `data` to `fd`, retrying on EINTR and short writes.
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(ErrnoMessage("cannot open", path, errno));
+  std::string contents;
+  std::vector<char> chunk(kReadChunkBytes);
+  while (true) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return Status::Error(ErrnoMessage("cannot read", path, err));
+    }
+    if (n == 0) break;
+    contents.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return contents;
+}
+
+Status WriteFileAtomic(const std::filesystem::path& path, std::string_view data) {
+  // O_CREAT|O_EXCL with a name unique to this process and call, rather than
+  // mkstemp, so the file gets ordinary permissions through the umask without
+  // touching the process-wide umask.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp_name;
+  int fd = -1;
+  for (int attempt = 0; attempt < kMaxTempNameAttempts && fd < 0; ++attempt) {
+    tmp_name = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
+               std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+    fd = ::open(tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kNewFileMode);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) return Status::Error(ErrnoMessage("cannot create temporary file for", path, errno));
+  const std::filesystem::path tmp_path(tmp_name);
+  auto fail = [&](std::string_view what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp_name.c_str());
+    return Status::Error(ErrnoMessage(what, tmp_path, err));
+  };
+  if (!WriteAll(fd, data)) return fail("cannot write");
+  if (::fsync(fd) != 0) return fail("cannot fsync");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp_name.c_str());
+    return Status::Error(ErrnoMessage("cannot close", tmp_path, err));
+  }
+  if (::rename(tmp_name.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_name.c_str());
+    return Status::Error(ErrnoMessage("cannot rename temporary file to", path, err));
+  }
+  return Status::Ok();
+}
+
+Result<std::filesystem::path> MakeTempDir(std::string_view prefix) {
+  if (prefix.find('/') != std::string_view::npos) {
+    return Status::Error("temporary directory prefix must not contain '/': " + std::string(prefix));
+  }
+  const char* env_root = std::getenv("TMPDIR");
+  const std::filesystem::path root =
+      (env_root != nullptr && env_root[0] != '\0') ? env_root : kDefaultTempRoot;
+  std::string name = (root / std::string(prefix)).string() + std::string(kTempSuffixTemplate);
+  if (::mkdtemp(name.data()) == nullptr) {
+    return Status::Error(ErrnoMessage("cannot create temporary directory", name, errno));
+  }
+  return std::filesystem::path(name);
+}
+
+Status RemoveTree(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return Status::Error("cannot remove " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace anvil

@@ -1,0 +1,31 @@
+// Small file-system helpers that report failure as Status/Result instead of
+// throwing, so callers at module boundaries never see a filesystem_error.
+// All functions are stateless and thread-safe (concurrent writers to the same
+// path race at the rename, last one wins; readers never see a partial file).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace anvil {
+
+// The whole file's bytes. Error when it cannot be opened or read.
+Result<std::string> ReadFile(const std::filesystem::path& path);
+
+// Writes `data` to a temporary file beside `path`, flushes it and renames it
+// over `path`, so readers see the old or the new contents, never a mix.
+// The parent directory must exist. On error the temporary file is removed.
+Status WriteFileAtomic(const std::filesystem::path& path, std::string_view data);
+
+// Creates a fresh private (0700) directory named `<prefix>XXXXXX` under
+// $TMPDIR, or /tmp when $TMPDIR is unset or empty. The caller owns it and
+// removes it (RemoveTree). `prefix` must not contain '/'.
+Result<std::filesystem::path> MakeTempDir(std::string_view prefix);
+
+// Removes `path` and everything below it. A missing path is not an error.
+Status RemoveTree(const std::filesystem::path& path);
+
+}  // namespace anvil

@@ -1,0 +1,31 @@
+#include "core/python.h"
+
+#include "core/environment.h"
+
+namespace anvil {
+
+ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::string>& args) {
+  ProcessSpec spec;
+  spec.argv = {PythonExecutable(), "-m", "anvil_py." + module};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = {{"PYTHONPATH", PythonPackageDir().string()},
+              {"PYTHONDONTWRITEBYTECODE", "1"},
+              {"PYTHONUNBUFFERED", "1"},
+              {"PYTHONWARNINGS", "ignore"}};
+  return spec;
+}
+
+std::string TailLines(const std::string& text, int max_lines) {
+  if (max_lines <= 0) return "";
+  std::size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' ')) --end;
+  std::size_t pos = end;
+  int lines = 0;
+  while (pos > 0) {
+    if (text[pos - 1] == '\n' && ++lines == max_lines) break;
+    --pos;
+  }
+  return text.substr(pos, end - pos);
+}
+
+}  // namespace anvil

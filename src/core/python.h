@@ -1,0 +1,20 @@
+// Starting anvil's Python workers (python/anvil_py) as child processes: the
+// interpreter, PYTHONPATH and the environment every worker gets. Whether the
+// worker is trusted (task side) or not (candidate side) is the caller's
+// business; this only builds the ProcessSpec. Thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/subprocess.h"
+
+namespace anvil {
+
+// `python -m anvil_py.<module> args...` with PYTHONPATH set to anvil's package.
+ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::string>& args);
+
+// The last `max_lines` lines of `text` (for stderr tails and tracebacks).
+std::string TailLines(const std::string& text, int max_lines);
+
+}  // namespace anvil

@@ -1,0 +1,231 @@
+#include "core/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+extern char** environ;
+
+namespace anvil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Keeps the first and last half of a stream once it grows past `cap`.
+class CappedBuffer {
+ public:
+  explicit CappedBuffer(std::size_t cap) : cap_(cap) {}
+  void Append(const char* data, std::size_t n) {
+    total_ += n;
+    if (head_.size() < cap_ / 2) {
+      std::size_t take = std::min(n, cap_ / 2 - head_.size());
+      head_.append(data, take);
+      data += take;
+      n -= take;
+    }
+    tail_.append(data, n);
+    if (tail_.size() > cap_ - cap_ / 2) tail_.erase(0, tail_.size() - (cap_ - cap_ / 2));
+  }
+  std::string Take() const {
+    std::size_t kept = head_.size() + tail_.size();
+    if (kept == total_) return head_ + tail_;
+    return head_ + "\n[... " + std::to_string(total_ - kept) + " bytes dropped ...]\n" + tail_;
+  }
+
+ private:
+  std::size_t cap_;
+  std::size_t total_ = 0;
+  std::string head_, tail_;
+};
+
+void CloseIfOpen(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+std::string ProcessResult::Describe() const {
+  if (timed_out) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "timed out after %.1f s", wall_seconds);
+    return buf;
+  }
+  if (term_signal != 0) {
+    return "signal " + std::to_string(term_signal) + " (" + strsignal(term_signal) + ")";
+  }
+  return "exit " + std::to_string(exit_code);
+}
+
+Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return Status::Error("RunProcess: empty argv");
+
+  // Everything the child needs is built before fork: after fork only
+  // async-signal-safe calls are allowed (the parent may be multithreaded).
+  std::map<std::string, std::string> env_map;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = strchr(*e, '=');
+    if (eq != nullptr) env_map[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+  }
+  for (const auto& [k, v] : spec.env) env_map[k] = v;
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = spec.argv;
+  for (auto& s : argv_copy) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + strerror(errno));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return Status::Error(std::string("pipe: ") + strerror(errno));
+  }
+  // Reports an exec failure (errno) to the parent; closed by a successful exec.
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return Status::Error(std::string("pipe: ") + strerror(errno));
+  }
+
+  auto start = Clock::now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]})
+      close(fd);
+    return Status::Error(std::string("fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
+      int e = errno;
+      (void)!write(exec_pipe[1], &e, sizeof e);
+      _exit(127);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!write(exec_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // Also done in the child; whichever runs first wins.
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  close(exec_pipe[1]);
+
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = read(exec_pipe[0], &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    waitpid(pid, nullptr, 0);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return Status::Error("cannot start '" + spec.argv[0] + "': " + strerror(exec_errno));
+  }
+
+  ProcessResult result;
+  CappedBuffer out(spec.output_cap), err(spec.output_cap);
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  CappedBuffer* bufs[2] = {&out, &err};
+  bool exited = false;
+  int wait_status = 0;
+  bool term_sent = false;
+  Clock::time_point kill_at{};
+  Clock::time_point drain_until{};
+  const bool has_deadline = spec.deadline.count() > 0;
+  const auto deadline = start + spec.deadline;
+
+  while (true) {
+    if (!exited) {
+      pid_t r = waitpid(pid, &wait_status, WNOHANG);
+      if (r == pid) {
+        exited = true;
+        // Descendants left in the group die with the child.
+        kill(-pid, SIGKILL);
+        drain_until = Clock::now() + std::chrono::milliseconds(200);
+      }
+    }
+    if (fds[0] < 0 && fds[1] < 0 && exited) break;
+    auto now = Clock::now();
+    if (exited && now >= drain_until) break;  // A grandchild still holds a pipe.
+    if (!exited && has_deadline && now >= deadline && !term_sent) {
+      result.timed_out = true;
+      kill(-pid, SIGTERM);
+      term_sent = true;
+      kill_at = now + spec.kill_grace;
+    }
+    if (term_sent && !exited && now >= kill_at) kill(-pid, SIGKILL);
+
+    int timeout_ms = 50;
+    if (has_deadline && !term_sent) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      timeout_ms = static_cast<int>(std::clamp<long>(left, 0, 50));
+    }
+    pollfd pfds[2];
+    int n = 0;
+    int map[2];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] >= 0) {
+        pfds[n] = {fds[i], POLLIN, 0};
+        map[n++] = i;
+      }
+    }
+    if (n == 0) {
+      usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+      continue;
+    }
+    int pr = poll(pfds, n, timeout_ms);
+    if (pr < 0 && errno != EINTR) break;
+    for (int j = 0; j < n && pr > 0; ++j) {
+      if (pfds[j].revents == 0) continue;
+      char buf[65536];
+      ssize_t r = read(pfds[j].fd, buf, sizeof buf);
+      if (r > 0) {
+        bufs[map[j]]->Append(buf, static_cast<std::size_t>(r));
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        CloseIfOpen(fds[map[j]]);
+      }
+    }
+  }
+  CloseIfOpen(fds[0]);
+  CloseIfOpen(fds[1]);
+  if (!exited) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  kill(-pid, SIGKILL);
+
+  result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (WIFEXITED(wait_status)) {
+    result.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    result.term_signal = WTERMSIG(wait_status);
+    result.exit_code = 128 + result.term_signal;
+  }
+  result.out = out.Take();
+  result.err = err.Take();
+  return result;
+}
+
+}  // namespace anvil

@@ -1,0 +1,45 @@
+// Running a child process the way a verifier must: its own process group,
+// stdin from /dev/null, stdout/stderr through pipes with a size cap, and a
+// deadline that kills the whole group (SIGTERM, then SIGKILL). The parent never
+// dies with the child. RunProcess is thread-safe: it touches no shared state.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH.
+  // Added to (or replacing entries of) the parent's environment.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string working_dir;                   // Default: the parent's.
+  std::chrono::milliseconds deadline{0};     // 0 = no deadline.
+  std::chrono::milliseconds kill_grace{500}; // SIGTERM -> SIGKILL delay.
+  std::size_t output_cap = 1 << 20;          // Bytes kept per stream.
+};
+
+struct ProcessResult {
+  int exit_code = -1;     // Valid when term_signal == 0.
+  int term_signal = 0;    // Signal that ended the child, 0 if it exited.
+  bool timed_out = false; // The deadline passed and the group was killed.
+  double wall_seconds = 0;
+  std::string out;        // Captured stdout (head and tail when over the cap).
+  std::string err;        // Captured stderr, likewise.
+
+  bool Succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+  // "exit 3", "signal 11 (Segmentation fault)", "timed out after 2.0 s".
+  std::string Describe() const;
+};
+
+// Runs `spec` to completion. Returns an error only when the child could not be
+// started (fork/pipe failure, program not found); a child that crashes, fails
+// or times out is a successful ProcessResult describing that.
+Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+
+}  // namespace anvil

@@ -1,0 +1,114 @@
+#include "core/subprocess.h"
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace anvil {
+namespace {
+
+ProcessSpec Shell(const std::string& script) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  return spec;
+}
+
+bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
+
+TEST(SubprocessTest, CapturesOutputAndExitCode) {
+  auto r = RunProcess(Shell("echo out; echo err >&2; exit 7"));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().exit_code, 7);
+  EXPECT_EQ(r.value().term_signal, 0);
+  EXPECT_FALSE(r.value().timed_out);
+  EXPECT_EQ(r.value().out, "out\n");
+  EXPECT_EQ(r.value().err, "err\n");
+  EXPECT_EQ(r.value().Describe(), "exit 7");
+}
+
+TEST(SubprocessTest, StdinIsDevNull) {
+  auto r = RunProcess(Shell("cat; echo done"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().out, "done\n");
+}
+
+TEST(SubprocessTest, ReportsCrashSignal) {
+  auto r = RunProcess(Shell("kill -SEGV $$"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().term_signal, SIGSEGV);
+  EXPECT_FALSE(r.value().Succeeded());
+  EXPECT_NE(r.value().Describe().find("signal 11"), std::string::npos);
+}
+
+TEST(SubprocessTest, DeadlineKillsWholeGroupIncludingGrandchildren) {
+  char tmpl[] = "/tmp/anvil-subproc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string pidfile = std::string(tmpl) + "/pid";
+  // The grandchild ignores SIGTERM and records its pid; only SIGKILL to the
+  // group ends it.
+  ProcessSpec spec = Shell("(trap '' TERM; echo $$ > " + pidfile + "; exec sleep 60) & sleep 60");
+  spec.deadline = std::chrono::milliseconds(500);
+  spec.kill_grace = std::chrono::milliseconds(200);
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunProcess(spec);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.value().timed_out);
+  EXPECT_LT(took, 2.5);
+  std::ifstream in(pidfile);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(Alive(grandchild)) << "grandchild " << grandchild << " survived";
+  std::system((std::string("rm -rf ") + tmpl).c_str());
+}
+
+TEST(SubprocessTest, BackgroundChildHoldingPipeDoesNotBlock) {
+  ProcessSpec spec = Shell("sleep 30 & echo started");
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunProcess(spec);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().exit_code, 0);
+  EXPECT_EQ(r.value().out, "started\n");
+  EXPECT_LT(took, 2.0);
+}
+
+TEST(SubprocessTest, OutputIsCappedKeepingHeadAndTail) {
+  ProcessSpec spec = Shell("echo HEAD; head -c 200000 /dev/zero | tr '\\0' x; echo; echo TAIL");
+  spec.output_cap = 1000;
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r.value().out.size(), 1100u);
+  EXPECT_EQ(r.value().out.rfind("HEAD", 0), 0u);
+  EXPECT_NE(r.value().out.find("TAIL"), std::string::npos);
+  EXPECT_NE(r.value().out.find("bytes dropped"), std::string::npos);
+}
+
+TEST(SubprocessTest, MissingProgramIsAnError) {
+  ProcessSpec spec;
+  spec.argv = {"/nonexistent/anvil-no-such-program"};
+  auto r = RunProcess(spec);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("cannot start"), std::string::npos);
+}
+
+TEST(SubprocessTest, EnvironmentAndWorkingDir) {
+  ProcessSpec spec = Shell("echo $ANVIL_TEST_VAR; pwd");
+  spec.env = {{"ANVIL_TEST_VAR", "hello"}};
+  spec.working_dir = "/tmp";
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().out, "hello\n/tmp\n");
+}
+
+}  // namespace
+}  // namespace anvil
