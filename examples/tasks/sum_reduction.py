@@ -1,0 +1,29 @@
+# anvil-task: sum over dim 1 with keepdim of a 16 x 256 x 64 float32 tensor
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Sums over one dimension, keeping it (size 1) in the result."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+batch_size = 16
+dim1 = 256
+dim2 = 64
+reduce_dim = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [reduce_dim]
