@@ -1,0 +1,291 @@
+"""The candidate side (docs/protocol.md): runs untrusted code in a child process.
+
+The engine starts this in a fresh process per candidate and phase; whatever the
+candidate does here (crash, hang, exit) is observed from outside. It gets copies
+of the inputs and never sees reference outputs or seeds.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import sys
+import traceback
+
+import torch
+
+from anvil_py import tensor_io
+from anvil_py.task_loader import TaskError, call_stage, load_module
+from anvil_py.timing import Timer
+
+EXIT_CANDIDATE_ERROR = 3
+NATIVE_DTYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int64": 4, "int32": 5,
+                 "int16": 6, "int8": 7, "uint8": 8, "bool": 9}
+MAX_DIMS = 8
+
+
+# ---------------------------------------------------------------- kernelbench
+def _listify(x):
+    if x is None:
+        return []
+    return [x] if isinstance(x, str) else list(x)
+
+
+class _Unbuilt:
+    """Stands in for an extension while sources are being extracted."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        def unavailable(*_, **__):
+            raise RuntimeError(f"extension {self._name} is not built during extraction")
+        return unavailable
+
+
+def _record_extensions(recorded):
+    def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
+                    extra_cuda_cflags=None, extra_ldflags=None, extra_include_paths=None,
+                    with_cuda=None, **_):
+        if isinstance(functions, str):
+            functions = [functions]
+        recorded.append({
+            "name": name, "cpp_sources": _listify(cpp_sources), "cuda_sources": _listify(cuda_sources),
+            "functions": functions, "extra_cflags": _listify(extra_cflags),
+            "extra_cuda_cflags": _listify(extra_cuda_cflags), "extra_ldflags": _listify(extra_ldflags),
+            "extra_include_paths": _listify(extra_include_paths), "with_cuda": with_cuda})
+        return _Unbuilt(name)
+    return load_inline
+
+
+def _prebuilt_extensions(builds):
+    import importlib.machinery
+    import importlib.util
+
+    loaded = {}
+
+    def load_inline(name, *_, **__):
+        if name in loaded:
+            return loaded[name]
+        path = builds.get("extensions", {}).get(name)
+        if path is None:
+            raise RuntimeError(f"extension {name!r} was not built by anvil's compile gate")
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        loaded[name] = module
+        return module
+    return load_inline
+
+
+def _patch_load_inline(fn):
+    import torch.utils.cpp_extension as ce
+    ce.load_inline = fn
+
+
+def _load_candidate(path):
+    try:
+        return load_module(path, "anvil_candidate")
+    except TaskError as e:
+        e.stage = "import"
+        raise
+
+
+def _model_new(module, spec, device, prepared):
+    if not hasattr(module, "ModelNew"):
+        raise TaskError("missing", "the candidate does not define class ModelNew")
+    torch.manual_seed(spec.get("init_seed", 42))
+    model = call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
+    model = call_stage("init", lambda: model.to(device))
+    state_path = os.path.join(prepared, "state_dict.pt")
+    if isinstance(model, torch.nn.Module) and os.path.exists(state_path):
+        reference = torch.load(state_path)
+        own = model.state_dict()
+        shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
+        if shared:
+            model.load_state_dict(shared, strict=False)
+    return model
+
+
+def extract(args):
+    recorded = []
+    _patch_load_inline(_record_extensions(recorded))
+    problem = None
+    try:
+        module = _load_candidate(args.candidate)
+        if args.prepared:
+            spec = _read_spec(args.prepared)
+            try:
+                _model_new(module, spec, "cpu", args.prepared)
+            except TaskError:
+                pass  # Construction problems surface in the run gate.
+    except TaskError as e:
+        problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
+    with open(args.out, "w") as f:
+        json.dump({"extensions": recorded, "error": problem}, f)
+    return 0
+
+
+# ---------------------------------------------------------------- native
+class AnvilTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_DIMS), ("stride", ctypes.c_int64 * MAX_DIMS)]
+
+
+def _native_tensor(t):
+    if t.dim() > MAX_DIMS:
+        raise TaskError("native", f"tensor with {t.dim()} dims exceeds the native ABI's {MAX_DIMS}")
+    at = AnvilTensor()
+    at.data = t.data_ptr()
+    at.dtype = NATIVE_DTYPES[tensor_io.dtype_name(t.dtype)]
+    at.ndim = t.dim()
+    for i in range(t.dim()):
+        at.shape[i] = t.shape[i]
+        at.stride[i] = t.stride(i)
+    return at
+
+
+def _poisoned(entry, device):
+    dtype = tensor_io.dtype_from_name(entry["dtype"])
+    if dtype.is_floating_point:
+        return torch.full(entry["shape"], math.nan, dtype=dtype, device=device)
+    if dtype == torch.bool:
+        return torch.ones(entry["shape"], dtype=dtype, device=device)
+    return torch.full(entry["shape"], torch.iinfo(dtype).min, dtype=dtype, device=device)
+
+
+class NativeModel:
+    """Calls anvil_forward from a shared object with harness-allocated outputs."""
+
+    def __init__(self, so_path, spec, params, device):
+        self.lib = ctypes.CDLL(so_path)
+        if not hasattr(self.lib, "anvil_forward"):
+            raise TaskError("missing", "the shared object does not export anvil_forward")
+        self.fn = self.lib.anvil_forward
+        self.fn.restype = ctypes.c_int
+        self.fn.argtypes = [ctypes.POINTER(AnvilTensor), ctypes.c_int, ctypes.POINTER(AnvilTensor),
+                            ctypes.c_int, ctypes.c_void_p]
+        self.spec = spec
+        self.params = [p.contiguous() for p in params]
+        self.device = torch.device(device)
+
+    def __call__(self, *inputs):
+        tensors = [t.contiguous() for t in inputs if isinstance(t, torch.Tensor)] + self.params
+        outs = [_poisoned(o, self.device) for o in self.spec["outputs"]]
+        in_arr = (AnvilTensor * max(len(tensors), 1))(*[_native_tensor(t) for t in tensors])
+        out_arr = (AnvilTensor * max(len(outs), 1))(*[_native_tensor(t) for t in outs])
+        stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None
+        rc = self.fn(in_arr, len(tensors), out_arr, len(outs), stream)
+        if rc != 0:
+            message = ""
+            if hasattr(self.lib, "anvil_last_error"):
+                self.lib.anvil_last_error.restype = ctypes.c_char_p
+                raw = self.lib.anvil_last_error()
+                message = raw.decode(errors="replace") if raw else ""
+            raise TaskError("native", f"anvil_forward returned {rc}" + (f": {message}" if message else ""))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# ---------------------------------------------------------------- run
+def _read_spec(prepared):
+    with open(os.path.join(prepared, "spec.json")) as f:
+        return json.load(f)
+
+
+def _trial_dirs(prepared):
+    k = 0
+    while os.path.isdir(os.path.join(prepared, f"trial_{k}")):
+        yield k, os.path.join(prepared, f"trial_{k}")
+        k += 1
+
+
+def _build_callable(args, spec, device):
+    builds = {}
+    if args.builds:
+        with open(args.builds) as f:
+            builds = json.load(f)
+    if args.format == "native":
+        params = [v for _, v in tensor_io.read_dir(os.path.join(args.prepared, "params"), device)]
+        return NativeModel(builds["native"], spec, params, device)
+    _patch_load_inline(_prebuilt_extensions(builds))
+    module = _load_candidate(args.candidate)
+    return _model_new(module, spec, device, args.prepared)
+
+
+def _check_outputs(result, k):
+    outputs = tensor_io.flatten_outputs(result)
+    for i, o in enumerate(outputs):
+        if not isinstance(o, torch.Tensor):
+            raise TaskError("output", f"trial {k}: output {i} is a {type(o).__name__}, not a tensor")
+        if type(o) not in (torch.Tensor, torch.nn.Parameter):
+            raise TaskError("output", f"trial {k}: output {i} is a {type(o).__name__}, a tensor subclass; "
+                            "return a plain torch.Tensor")
+    return outputs
+
+
+def run(args):
+    device = torch.device(args.device)
+    spec = _read_spec(args.prepared)
+    model = _build_callable(args, spec, device)
+    timer = Timer(device)
+    trials = list(_trial_dirs(args.prepared))
+    with torch.no_grad():
+        if args.phase == "trials":
+            for k, trial_dir in trials:
+                inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
+                result = call_stage("forward", model, *inputs)
+                timer.sync()
+                outputs = _check_outputs(result, k)
+                tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
+                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
+        else:
+            inputs = [v for _, v in tensor_io.read_dir(os.path.join(trials[0][1], "inputs"), device)]
+            times = timer.time(lambda: model(*inputs), args.warmup, args.iters)
+            with open(os.path.join(args.out, "perf.json"), "w") as f:
+                json.dump({"times_ms": times}, f)
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="anvil_py.candidate_worker")
+    sub = parser.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("extract")
+    e.add_argument("--candidate", required=True)
+    e.add_argument("--out", required=True)
+    e.add_argument("--prepared")
+    r = sub.add_parser("run")
+    r.add_argument("--candidate", required=True)
+    r.add_argument("--format", choices=["kernelbench", "native"], required=True)
+    r.add_argument("--prepared", required=True)
+    r.add_argument("--device", default="cpu")
+    r.add_argument("--out", required=True)
+    r.add_argument("--builds")
+    r.add_argument("--phase", choices=["trials", "perf"], default="trials")
+    r.add_argument("--warmup", type=int, default=3)
+    r.add_argument("--iters", type=int, default=20)
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True) if args.command == "run" else None
+    try:
+        return extract(args) if args.command == "extract" else run(args)
+    except TaskError as err:
+        if args.command == "run":
+            with open(os.path.join(args.out, "error.json"), "w") as f:
+                json.dump({"stage": err.stage, "message": err.message, "traceback": err.traceback}, f)
+        print(f"anvil: candidate error ({err.stage}): {err.message}", file=sys.stderr)
+        if err.traceback:
+            print(err.traceback, file=sys.stderr)
+        return EXIT_CANDIDATE_ERROR
+    except BaseException as err:  # noqa: BLE001 - reported as a candidate failure
+        if args.command != "run":
+            raise
+        with open(os.path.join(args.out, "error.json"), "w") as f:
+            json.dump({"stage": "run", "message": f"{type(err).__name__}: {err}",
+                       "traceback": traceback.format_exc()}, f)
+        return EXIT_CANDIDATE_ERROR
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    sys.exit(main())

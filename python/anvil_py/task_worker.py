@@ -1,0 +1,207 @@
+"""The trusted task side (docs/protocol.md): spec, reference outputs, baselines.
+
+Runs only task code (the reference), never candidate code. Seeds arrive on the
+command line from the engine and are never written where a candidate can read them.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from anvil_py import tensor_io
+from anvil_py.task_loader import TaskError, call_stage, load_task
+from anvil_py.timing import Timer
+
+EXIT_TASK_ERROR = 3
+
+
+class _OpTrace(TorchDispatchMode):
+    """Records every aten op the reference dispatches, with tensor shapes."""
+
+    def __init__(self, limit=2000):
+        super().__init__()
+        self.ops = []
+        self.limit = limit
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if len(self.ops) < self.limit:
+            shapes = lambda xs: [list(x.shape) for x in xs if isinstance(x, torch.Tensor)]
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            self.ops.append({"op": str(func), "in_shapes": shapes(args), "out_shapes": shapes(outs)})
+        return out
+
+
+def _to_device(values, device):
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def build_model(task_path, device, init_seed):
+    _, Model, get_inputs, get_init_inputs = load_task(task_path)
+    torch.manual_seed(init_seed)
+    init_inputs = call_stage("get_init_inputs", get_init_inputs)
+    if not isinstance(init_inputs, (list, tuple)):
+        raise TaskError("get_init_inputs", "get_init_inputs() must return a list or tuple")
+    model = call_stage("init", lambda: Model(*init_inputs))
+    model = call_stage("init", lambda: model.to(device))
+    return model, get_inputs, list(init_inputs)
+
+
+def make_inputs(get_inputs, seed, device):
+    torch.manual_seed(seed)
+    inputs = call_stage("get_inputs", get_inputs)
+    if not isinstance(inputs, (list, tuple)):
+        raise TaskError("get_inputs", "get_inputs() must return a list or tuple")
+    return _to_device(list(inputs), device)
+
+
+def _outputs(result):
+    outputs = tensor_io.flatten_outputs(result)
+    for i, o in enumerate(outputs):
+        if not isinstance(o, torch.Tensor):
+            raise TaskError("output", f"forward output {i} is a {type(o).__name__}, not a tensor")
+    return outputs
+
+
+def prepare(args):
+    device = torch.device(args.device)
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed)
+    os.makedirs(args.out, exist_ok=True)
+
+    params = [(n, p) for n, p in model.named_parameters()] + [(n, b) for n, b in model.named_buffers()]
+    tensor_io.write_dir(os.path.join(args.out, "params"), params)
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()},
+               os.path.join(args.out, "state_dict.pt"))
+
+    spec = None
+    with torch.no_grad():
+        for k, seed in enumerate(seeds):
+            inputs = make_inputs(get_inputs, seed, device)
+            trial_dir = os.path.join(args.out, f"trial_{k}")
+            tensor_io.write_dir(os.path.join(trial_dir, "inputs"),
+                                [(f"in{i}", v) for i, v in enumerate(inputs)])
+            trace = _OpTrace() if k == 0 else None
+            if trace:
+                with trace:
+                    result = call_stage("forward", model, *inputs)
+            else:
+                result = call_stage("forward", model, *inputs)
+            outputs = _outputs(result)
+            tensor_io.write_dir(os.path.join(trial_dir, "expected"),
+                                [(f"out{i}", o) for i, o in enumerate(outputs)])
+            if k == 0:
+                spec = _spec(args, model, init_inputs, inputs, outputs, trace.ops)
+    with open(os.path.join(args.out, "spec.json"), "w") as f:
+        json.dump(spec, f, indent=1)
+
+
+def _spec(args, model, init_inputs, inputs, outputs, ops):
+    with open(args.task, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    params = [dict(tensor_io.describe(p, n), kind="parameter") for n, p in model.named_parameters()]
+    params += [dict(tensor_io.describe(b, n), kind="buffer") for n, b in model.named_buffers()]
+    scalars = {k: v for k, v in vars(model).items()
+               if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float, str))}
+    return {
+        "version": 1,
+        "task": {"name": os.path.splitext(os.path.basename(args.task))[0],
+                 "path": os.path.abspath(args.task), "sha256": digest},
+        "torch_version": torch.__version__, "device": args.device,
+        "init_inputs": tensor_io.to_json_value(init_inputs),
+        "inputs": [tensor_io.describe(v, f"in{i}") for i, v in enumerate(inputs)],
+        "params": params,
+        "outputs": [tensor_io.describe(o, f"out{i}") for i, o in enumerate(outputs)],
+        "scalars": scalars,
+        "ops": ops,
+    }
+
+
+def baseline(args):
+    device = torch.device(args.device)
+    model, _, _ = build_model(args.task, device, args.init_seed)
+    inputs = [v for _, v in tensor_io.read_dir(os.path.join(args.prepared, "trial_0", "inputs"), device)]
+    result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None}
+    fn = model
+    try:
+        if args.mode == "compile":
+            t0 = time.perf_counter()
+            fn = torch.compile(model)
+            with torch.no_grad():
+                fn(*inputs)
+            Timer(device).sync()
+            result["compile_seconds"] = time.perf_counter() - t0
+        with torch.no_grad():
+            result["times_ms"] = Timer(device).time(lambda: fn(*inputs), args.warmup, args.iters)
+    except Exception as e:  # noqa: BLE001 - a baseline that cannot run is reported, not fatal
+        result["error"] = f"{type(e).__name__}: {e}"
+    with open(args.out, "w") as f:
+        json.dump(result, f)
+
+
+def build_info(args):
+    """Compiler flags torch's own extension builder would use (docs/protocol.md)."""
+    import sysconfig
+
+    from torch.utils import cpp_extension as ce
+
+    info = {
+        "torch_version": torch.__version__,
+        "python_include": sysconfig.get_path("include", scheme="posix_prefix"),
+        "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or ".so",
+        "include_paths_cpu": ce.include_paths("cpu"),
+        "include_paths_cuda": ce.include_paths("cuda"),
+        "torch_lib": ce.TORCH_LIB_PATH,
+        "cflags": ["-DTORCH_API_INCLUDE_EXTENSION_H", "-fPIC", "-std=c++17",
+                   f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
+                  + list(getattr(ce, "_get_pybind11_abi_build_flags", lambda: [])()),
+        "nvcc_flags": list(ce.COMMON_NVCC_FLAGS),
+        "ldflags_cpu": [f"-L{ce.TORCH_LIB_PATH}", "-lc10", "-ltorch_cpu", "-ltorch", "-ltorch_python"],
+        "ldflags_cuda": [f"-L{ce.TORCH_LIB_PATH}", "-lc10", "-lc10_cuda", "-ltorch_cpu", "-ltorch_cuda",
+                         "-ltorch", "-ltorch_python"],
+        "cuda_available": torch.cuda.is_available(),
+    }
+    json.dump(info, sys.stdout)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="anvil_py.task_worker")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--task", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--seeds", required=True)
+    p.add_argument("--init-seed", type=int, default=42)
+    b = sub.add_parser("baseline")
+    b.add_argument("--task", required=True)
+    b.add_argument("--prepared", required=True)
+    b.add_argument("--device", default="cpu")
+    b.add_argument("--mode", choices=["eager", "compile"], default="eager")
+    b.add_argument("--warmup", type=int, default=3)
+    b.add_argument("--iters", type=int, default=20)
+    b.add_argument("--init-seed", type=int, default=42)
+    b.add_argument("--out", required=True)
+    sub.add_parser("build-info")
+    args = parser.parse_args(argv)
+    try:
+        {"prepare": prepare, "baseline": baseline, "build-info": build_info}[args.command](args)
+    except TaskError as e:
+        out_dir = getattr(args, "out", None)
+        if args.command == "prepare" and out_dir:
+            os.makedirs(out_dir, exist_ok=True)
+            with open(os.path.join(out_dir, "error.json"), "w") as f:
+                json.dump({"stage": e.stage, "message": e.message, "traceback": e.traceback}, f)
+        print(f"anvil: task error ({e.stage}): {e.message}", file=sys.stderr)
+        return EXIT_TASK_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Tensor directories (docs/protocol.md): tensors.json plus raw little-endian files."""
+
+import json
+import os
+
+import torch
+
+_DTYPES = {
+    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+}
+_NAMES = {v: k for k, v in _DTYPES.items()}
+
+
+def dtype_name(dtype):
+    if dtype not in _NAMES:
+        raise TypeError(f"dtype {dtype} is not supported by anvil (supported: {', '.join(_DTYPES)})")
+    return _NAMES[dtype]
+
+
+def dtype_from_name(name):
+    return _DTYPES[name]
+
+
+def describe(value, name):
+    """A spec entry for one value: tensor metadata or a JSON scalar."""
+    if isinstance(value, torch.Tensor):
+        return {"name": name, "dtype": dtype_name(value.dtype), "shape": list(value.shape),
+                "strides": list(value.stride())}
+    return {"name": name, "scalar": to_json_value(value)}
+
+
+def to_json_value(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, torch.dtype):
+        return str(value)
+    return repr(value)
+
+
+def write_dir(path, named_values):
+    """Writes [(name, value)] where value is a tensor or a plain scalar."""
+    os.makedirs(path, exist_ok=True)
+    entries = []
+    for name, value in named_values:
+        if isinstance(value, torch.Tensor):
+            t = value.detach().contiguous().cpu()
+            fname = f"{name}.bin"
+            raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
+            raw.numpy().tofile(os.path.join(path, fname))
+            entries.append({"name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
+                            "file": fname})
+        else:
+            entries.append({"name": name, "scalar": to_json_value(value)})
+    tmp = os.path.join(path, "tensors.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump({"version": 1, "tensors": entries}, f)
+    os.replace(tmp, os.path.join(path, "tensors.json"))
+
+
+def read_dir(path, device="cpu"):
+    """Returns [(name, value)] in manifest order; tensors land on `device`."""
+    with open(os.path.join(path, "tensors.json")) as f:
+        manifest = json.load(f)
+    values = []
+    for entry in manifest["tensors"]:
+        if "file" not in entry:
+            values.append((entry["name"], entry.get("scalar")))
+            continue
+        dtype = _DTYPES[entry["dtype"]]
+        fname = os.path.join(path, entry["file"])
+        size = os.path.getsize(fname)
+        if size == 0:
+            t = torch.empty(entry["shape"], dtype=dtype)
+        else:
+            raw = torch.from_file(fname, shared=False, size=size, dtype=torch.uint8)
+            t = raw.view(dtype).reshape(entry["shape"])
+        values.append((entry["name"], t.to(device)))
+    return values
+
+
+def flatten_outputs(result):
+    """A forward result as a flat list: a tensor, or a tuple/list of tensors (nested allowed)."""
+    if isinstance(result, (tuple, list)):
+        out = []
+        for item in result:
+            out.extend(flatten_outputs(item))
+        return out
+    return [result]
