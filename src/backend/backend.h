@@ -1,0 +1,40 @@
+// A backend is a toolchain plus a device runtime (DESIGN.md "Backends"). This
+// is the engine's view of one: its name, the torch device string the Python
+// side uses, how native sources are compiled, and whether a device is present.
+// Backend objects are immutable and thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+enum class BackendKind { kCpu, kCuda };
+
+class Backend {
+ public:
+  static Result<Backend> FromName(const std::string& name);  // "cpu" | "cuda"
+
+  BackendKind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  // "cpu" or "cuda".
+  std::string TorchDevice() const { return name_; }
+  // Whether a device for this backend is present on this machine (cpu: always).
+  bool HasDevice() const;
+  // The compiler for native sources: g++ (cpu) or nvcc (cuda).
+  std::string NativeCompiler() const;
+  // Flags to build a native candidate into a shared object; `include_dir`
+  // holds anvil/native.h.
+  std::vector<std::string> NativeFlags(const std::string& include_dir) const;
+  // Architecture flags for nvcc (ANVIL_CUDA_ARCH, default sm_90); empty on cpu.
+  std::vector<std::string> ArchFlags() const;
+
+ private:
+  Backend(BackendKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  BackendKind kind_;
+  std::string name_;
+};
+
+}  // namespace anvil

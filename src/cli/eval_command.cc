@@ -1,0 +1,313 @@
+// `anvil eval`: one candidate, many candidates, or the bundled examples.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "core/environment.h"
+#include "pipeline/batch.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+struct EvalArgs {
+  std::string task;
+  std::vector<std::string> candidates;
+  std::string list;
+  std::string backend = "cpu";
+  std::string format = "auto";
+  bool json = false;
+  std::string out;
+  int trials = 5;
+  double timeout = 120;
+  double compile_timeout = 600;
+  bool no_perf = false;
+  int warmup = 3;
+  int iters = 20;
+  std::string baselines = "eager,compile";
+  std::optional<double> atol, rtol;
+  double lambda = 0.5;
+  double nu_max = 4;
+  std::string reward_vs = "eager";
+  std::string cache_dir;
+  bool keep = false;
+  bool check_expected = false;
+  bool quiet = false;
+};
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Short(const std::string& path) {
+  std::error_code ec;
+  fs::path rel = fs::relative(path, fs::current_path(ec), ec);
+  std::string r = rel.string();
+  return (!ec && !r.empty() && r.rfind("..", 0) != 0) ? r : path;
+}
+
+std::string PerfCell(const Verdict& v) {
+  if (!v.perf.ran) return "-";
+  std::string s = Fixed(v.perf.candidate.median_ms, 4) + " ms";
+  if (v.perf.speedup_eager > 0) s += " " + Fixed(v.perf.speedup_eager, 2) + "x eager";
+  if (v.perf.speedup_compile > 0) s += " " + Fixed(v.perf.speedup_compile, 2) + "x compile";
+  return s;
+}
+
+void PrintVerdict(const Verdict& v) {
+  std::printf("%s  %s  [%s, %s]\n", v.task.c_str(), Short(v.candidate).c_str(), v.format.c_str(),
+              v.backend.c_str());
+  std::printf("status:  %s    reward: %s    (%.1f s)\n", StatusName(v.status), Fixed(v.reward, 3).c_str(), v.seconds);
+  if (v.compile.ran) {
+    std::printf("compile: %s (%s, %s)\n", v.compile.ok ? "ok" : "FAILED", v.compile.compiler.c_str(),
+                v.compile.cached ? "cached" : (Fixed(v.compile.seconds, 1) + " s").c_str());
+  }
+  if (v.run.ran) {
+    std::printf("run:     %s (%d trials completed, %.1f s)\n", v.run.ok ? "ok" : "FAILED", v.run.trials_completed,
+                v.run.seconds);
+  }
+  if (v.correct.ran) std::printf("correct: %d/%d trials\n", v.correct.passed, v.correct.trials);
+  if (v.legal.ran) {
+    std::printf("legal:   %s (%zu rule hits)\n", v.legal.ok ? "ok" : "CHEAT", v.legal.hits.size());
+    for (const auto& h : v.legal.hits) {
+      std::printf("         [%s] %s: %s (line %d: %s)\n", h.severity.c_str(), h.rule.c_str(), h.message.c_str(),
+                  h.line, h.excerpt.c_str());
+    }
+  }
+  if (v.perf.ran) {
+    std::printf("perf:    median %s ms (IQR %s ms, CV %s)", Fixed(v.perf.candidate.median_ms, 4).c_str(),
+                Fixed(v.perf.candidate.iqr_ms, 4).c_str(), Fixed(v.perf.candidate.cv, 3).c_str());
+    if (v.perf.eager) {
+      std::printf("; eager %s ms (%sx)", Fixed(v.perf.eager->median_ms, 4).c_str(),
+                  Fixed(v.perf.speedup_eager, 2).c_str());
+    }
+    if (v.perf.compile) {
+      std::printf("; torch.compile %s ms (%sx)", Fixed(v.perf.compile->median_ms, 4).c_str(),
+                  Fixed(v.perf.speedup_compile, 2).c_str());
+    }
+    std::printf("\n");
+    if (!v.perf.eager_error.empty()) std::printf("         eager baseline: %s\n", v.perf.eager_error.c_str());
+    if (!v.perf.compile_error.empty()) std::printf("         compile baseline: %s\n", v.perf.compile_error.c_str());
+  }
+  std::printf("feedback:\n%s", v.feedback.c_str());
+  if (!v.feedback.empty() && v.feedback.back() != '\n') std::printf("\n");
+}
+
+void PrintSummary(const std::vector<Job>& jobs, const std::vector<Verdict>& verdicts, bool show_rows) {
+  bool any_expected = false;
+  for (const auto& j : jobs) any_expected = any_expected || !j.expected.empty();
+  if (show_rows) {
+    std::vector<std::string> header = {"task", "candidate", "format", "status"};
+    if (any_expected) header.push_back("expected");
+    header.insert(header.end(), {"reward", "time", "perf"});
+    TextTable rows(header);
+    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+      const Verdict& v = verdicts[i];
+      std::vector<std::string> row = {v.task, fs::path(v.candidate).filename().string(), v.format,
+                                      StatusName(v.status)};
+      if (any_expected) {
+        std::string e = jobs[i].expected;
+        row.push_back(e.empty() ? "-" : (e == StatusName(v.status) ? e : e + " (MISMATCH)"));
+      }
+      row.insert(row.end(), {Fixed(v.reward, 2), Fixed(v.seconds, 1) + " s", PerfCell(v)});
+      rows.Add(row);
+    }
+    std::printf("\n%s", rows.Render().c_str());
+  }
+  std::map<std::string, int> by_status;
+  for (const auto& v : verdicts) by_status[StatusName(v.status)]++;
+  TextTable summary({"status", "count"});
+  for (const char* s : {"pass", "compile_error", "runtime_error", "timeout", "wrong_answer", "cheat", "infra_error"}) {
+    if (by_status.count(s)) summary.Add({s, std::to_string(by_status[s])});
+  }
+  summary.Add({"total", std::to_string(verdicts.size())});
+  std::printf("\n%s", summary.Render().c_str());
+}
+
+int Run(const EvalArgs& a) {
+  auto backend = Backend::FromName(a.backend);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "anvil eval: %s\n", backend.message().c_str());
+    return kExitUsage;
+  }
+  EvalOptions o;
+  o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
+  o.format = a.format == "auto" ? "" : a.format;
+  o.trials = a.trials;
+  o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
+  o.compile_deadline = std::chrono::seconds(static_cast<int64_t>(a.compile_timeout));
+  o.perf = !a.no_perf;
+  o.warmup = a.warmup;
+  o.iters = a.iters;
+  o.baseline_eager = a.baselines.find("eager") != std::string::npos;
+  o.baseline_compile = a.baselines.find("compile") != std::string::npos;
+  o.atol = a.atol;
+  o.rtol = a.rtol;
+  o.reward.lambda = a.lambda;
+  o.reward.nu_max = a.nu_max;
+  o.reward.against_compile = a.reward_vs == "compile";
+  o.keep_work = a.keep;
+
+  Result<std::vector<Job>> jobs = Status::Error("");
+  bool examples = false;
+  if (!a.list.empty()) {
+    jobs = JobsFromList(a.list);
+  } else if (a.task.empty() && a.candidates.empty()) {
+    examples = true;
+    jobs = JobsForTree(SourceDir() / "examples" / "tasks", SourceDir() / "examples" / "candidates");
+  } else if (a.task.empty()) {
+    std::fprintf(stderr, "anvil eval: --candidate needs --task (or use --list FILE.jsonl)\n");
+    return kExitUsage;
+  } else if (a.candidates.empty()) {
+    std::fprintf(stderr, "anvil eval: --task needs --candidate (a file or a folder)\n");
+    return kExitUsage;
+  } else {
+    std::error_code ec;
+    if (fs::is_directory(a.task, ec)) {
+      if (a.candidates.size() != 1 || !fs::is_directory(a.candidates[0], ec)) {
+        std::fprintf(stderr, "anvil eval: with a task folder, --candidate must be one folder holding one "
+                             "subfolder per task name\n");
+        return kExitUsage;
+      }
+      jobs = JobsForTree(a.task, a.candidates[0]);
+    } else {
+      auto task = LoadTask(a.task);
+      if (!task.ok()) {
+        std::fprintf(stderr, "anvil eval: %s\n", task.message().c_str());
+        return kExitUsage;
+      }
+      std::vector<fs::path> cands(a.candidates.begin(), a.candidates.end());
+      jobs = JobsForTask(task.value(), cands);
+    }
+  }
+  if (!jobs.ok()) {
+    std::fprintf(stderr, "anvil eval: %s\n", jobs.message().c_str());
+    return kExitUsage;
+  }
+  const bool single = jobs.value().size() == 1 && !examples;
+
+  std::unique_ptr<std::ofstream> out_file;
+  if (!a.out.empty()) {
+    out_file = std::make_unique<std::ofstream>(a.out, std::ios::app);
+    if (!*out_file) {
+      std::fprintf(stderr, "anvil eval: cannot write %s\n", a.out.c_str());
+      return kExitUsage;
+    }
+  }
+
+  Evaluator evaluator(backend.value(), o);
+  // A task that cannot be prepared is bad input: say so once, clearly.
+  if (single) {
+    const Job& job = jobs.value().front();
+    if (backend.value().HasDevice()) {
+      auto prepared = evaluator.Prepare(job.task);
+      if (!prepared.ok()) {
+        std::fprintf(stderr, "anvil eval: %s\n", prepared.message().c_str());
+        return kExitUsage;
+      }
+    }
+  }
+  if (!backend.value().HasDevice() && !a.quiet) {
+    std::fprintf(stderr, "anvil eval: no %s device on this machine: running the compile gate and the static "
+                         "checks only\n", backend.value().name().c_str());
+  }
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  auto on_verdict = [&](const Job& job, const Verdict& v, const Progress& p) {
+    if (out_file) *out_file << VerdictToJson(v, -1) << "\n" << std::flush;
+    if (a.json) std::printf("%s\n", VerdictToJson(v, single ? 2 : -1).c_str());
+    if (single || a.quiet) return;
+    double rate = p.elapsed_seconds > 0 ? p.done / p.elapsed_seconds : 0;
+    double eta = rate > 0 ? (p.total - p.done) / rate : 0;
+    std::string mark = (!job.expected.empty() && job.expected != StatusName(v.status)) ? "  (expected " +
+                                                                                              job.expected + ")"
+                                                                                        : "";
+    std::fprintf(stderr, "%s[%zu/%zu] %-14s %s/%s  %.1f s  | %.2f/min, ETA %.0f s%s%s", tty ? "\r\033[K" : "",
+                 p.done, p.total, StatusName(v.status), job.task.name.c_str(),
+                 job.candidate.filename().c_str(), v.seconds, rate * 60, eta, mark.c_str(),
+                 tty && p.done < p.total ? "" : "\n");
+    std::fflush(stderr);
+  };
+  if (!single && !a.quiet) {
+    std::fprintf(stderr, "anvil eval: %zu candidates on %s\n", jobs.value().size(), backend.value().name().c_str());
+  }
+  std::vector<Verdict> verdicts = RunJobs(evaluator, jobs.value(), on_verdict);
+
+  if (!a.json) {
+    if (single) {
+      PrintVerdict(verdicts.front());
+    } else {
+      PrintSummary(jobs.value(), verdicts, true);
+    }
+  }
+  int mismatches = 0;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const std::string& e = jobs.value()[i].expected;
+    if (!e.empty() && e != StatusName(verdicts[i].status)) ++mismatches;
+  }
+  if (examples && !a.json) {
+    std::printf("\n%s\n", mismatches == 0 ? "Every example got its expected status."
+                                          : (std::to_string(mismatches) + " example(s) did NOT get their "
+                                                                           "expected status.").c_str());
+  }
+  if (a.check_expected && mismatches > 0) return kExitFailure;
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterEval(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval",
+      "Verify candidates against a task: compile, run, correct, legal, perf -> verdict.\n"
+      "With no --task/--candidate, evaluates the bundled examples.");
+  cmd->add_option("-t,--task", args->task, "Task file (KernelBench format) or a folder of tasks");
+  cmd->add_option("-c,--candidate", args->candidates,
+                  "Candidate file(s) or folder(s); with a task folder, one folder with a subfolder per task");
+  cmd->add_option("--list", args->list, "JSONL file of {\"task\": path, \"candidate\": path} jobs");
+  cmd->add_option("-b,--backend", args->backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--format", args->format, "auto, kernelbench or native")
+      ->check(CLI::IsMember({"auto", "kernelbench", "native"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print verdicts as JSON (one object; JSON lines for many)");
+  cmd->add_option("-o,--out", args->out, "Append every verdict as a JSON line to this file");
+  cmd->add_option("--trials", args->trials, "Correctness trials, fresh random inputs each")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--timeout", args->timeout, "Seconds allowed per candidate process (run, then perf)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--compile-timeout", args->compile_timeout, "Seconds allowed per compiler call")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-perf", args->no_perf, "Skip timing (gate 4) and baselines");
+  cmd->add_option("--warmup", args->warmup, "Warmup calls before timing")->capture_default_str();
+  cmd->add_option("--iters", args->iters, "Timed calls")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--baselines", args->baselines, "Baselines to time: eager, compile, both, or none")
+      ->capture_default_str();
+  cmd->add_option("--atol", args->atol, "Absolute tolerance for every dtype (default: per dtype)");
+  cmd->add_option("--rtol", args->rtol, "Relative tolerance for every dtype (default: per dtype)");
+  cmd->add_option("--lambda", args->lambda, "Reward: weight of the speedup bonus")->capture_default_str();
+  cmd->add_option("--nu-max", args->nu_max, "Reward: cap on speedup - 1")->capture_default_str();
+  cmd->add_option("--reward-vs", args->reward_vs, "Reward speedup against eager or compile")
+      ->check(CLI::IsMember({"eager", "compile"}))
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
+  cmd->add_flag("--keep", args->keep, "Keep each run's work folder (outputs, logs)");
+  cmd->add_flag("--check-expected", args->check_expected,
+                "Exit 1 when a candidate's `anvil-expect:` header disagrees with its verdict");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil

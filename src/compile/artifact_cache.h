@@ -1,0 +1,31 @@
+// Content-addressed store of build artifacts: a key (hash of sources, flags,
+// toolchain) names a folder holding the shared object and the compiler log.
+// Publishing is atomic (build in a temporary folder, rename), so concurrent
+// builders of the same key never see a half-written artifact.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+
+namespace anvil {
+
+class ArtifactCache {
+ public:
+  explicit ArtifactCache(std::filesystem::path root) : root_(std::move(root)) {}
+
+  // The published folder for `key`, if any.
+  std::optional<std::filesystem::path> Lookup(const std::string& key) const;
+  // A fresh private folder to build into.
+  Result<std::filesystem::path> Scratch() const;
+  // Moves `scratch` into place as `key`'s folder and returns it. When another
+  // builder won the race, discards `scratch` and returns theirs.
+  Result<std::filesystem::path> Publish(const std::string& key, const std::filesystem::path& scratch) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace anvil

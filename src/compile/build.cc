@@ -1,0 +1,319 @@
+#include "compile/build.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "compile/compiler_run.h"
+#include "core/environment.h"
+#include "core/files.h"
+#include "core/sha256.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kLogTailLines = 40;
+
+int CountLines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+}
+
+std::string Trim(const std::string& s) {
+  std::size_t b = s.find_first_not_of(" \t\r");
+  std::size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// Where `source` starts in the candidate's file: the line of its first
+// non-blank line, found verbatim. 0 when it cannot be located.
+int LocateInCandidate(const std::string& source, const std::string& candidate_text) {
+  std::size_t start = 0;
+  int offset = 0;
+  while (start < source.size()) {
+    std::size_t end = source.find('\n', start);
+    std::string line = Trim(source.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (!line.empty()) {
+      std::size_t at = candidate_text.find(line);
+      if (at == std::string::npos) return 0;
+      int cand_line = static_cast<int>(std::count(candidate_text.begin(), candidate_text.begin() + at, '\n')) + 1;
+      return cand_line - offset;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+    ++offset;
+  }
+  return 0;
+}
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+void Append(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+void Finish(CompileResult& result, const std::vector<SourceMap>& maps, const CandidateSource& candidate,
+            const BuildOptions& options) {
+  result.diagnostics = MapAndDedupe(ParseDiagnostics(result.log), maps, options.diagnostics);
+  result.summary = FormatDiagnostics(result.diagnostics, candidate.text);
+  if (!result.ok && result.summary.empty()) {
+    std::string tail = result.log.size() > 4000 ? result.log.substr(result.log.size() - 4000) : result.log;
+    result.summary = tail;
+  }
+}
+
+struct Job {
+  std::string key;
+  std::vector<std::vector<std::string>> commands;  // Run in order inside the scratch folder.
+  std::vector<std::pair<std::string, std::string>> files;  // Written into the scratch folder first.
+  std::string artifact;  // File name of the product inside the folder.
+};
+
+// Runs a job unless its artifact is cached; returns the artifact path or "".
+std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOptions& options, CompileResult& result,
+                   bool& was_cached) {
+  if (auto dir = cache.Lookup(job.key)) {
+    was_cached = true;
+    if (auto log = ReadFile(*dir / "build.log"); log.ok()) result.log += log.value();
+    result.log_path = *dir / "build.log";
+    return (*dir / job.artifact).string();
+  }
+  was_cached = false;
+  auto scratch = cache.Scratch();
+  if (!scratch.ok()) {
+    result.log += "[anvil] " + scratch.message() + "\n";
+    return "";
+  }
+  for (const auto& [name, text] : job.files) {
+    if (Status s = WriteFileAtomic(scratch.value() / name, text); !s.ok()) {
+      result.log += "[anvil] " + s.message() + "\n";
+      return "";
+    }
+  }
+  std::string log;
+  for (auto argv : job.commands) {
+    for (auto& a : argv) {
+      if (a.rfind("@SCRATCH@", 0) == 0) a = (scratch.value() / a.substr(9)).string();
+    }
+    log += "$ " + JoinCommand(argv) + "\n";
+    auto run = RunCompiler(argv, options.deadline);
+    if (!run.ok()) {
+      log += "[anvil] " + run.message() + "\n";
+      result.log += log;
+      (void)RemoveTree(scratch.value());
+      return "";
+    }
+    result.seconds += run.value().seconds;
+    log += run.value().log;
+    if (!run.value().ok) {
+      result.log += log;
+      (void)RemoveTree(scratch.value());
+      return "";
+    }
+  }
+  (void)WriteFileAtomic(scratch.value() / "build.log", log);
+  result.log += log;
+  auto dir = cache.Publish(job.key, scratch.value());
+  if (!dir.ok()) {
+    result.log += "[anvil] " + dir.message() + "\n";
+    return "";
+  }
+  result.log_path = dir.value() / "build.log";
+  return (dir.value() / job.artifact).string();
+}
+
+}  // namespace
+
+std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::vector<std::string>* dropped) {
+  static const char* kPrefixes[] = {"-O", "-D", "-U", "-std=", "-W", "-g", "-march=", "-mtune=", "-mavx", "-mfma",
+                                    "-ffast-math", "-funroll", "-fopenmp", "-fno-", "--use_fast_math",
+                                    "-use_fast_math", "-lineinfo", "--expt-", "-Xptxas", "--ptxas-options",
+                                    "-maxrregcount", "--maxrregcount", "-arch=", "-gencode", "--extended-lambda",
+                                    "-lcublas", "-lcudnn", "-lcurand", "-lm", "-fPIC", "-ftree", "-fvect"};
+  std::vector<std::string> kept;
+  for (const auto& f : flags) {
+    if (f.empty()) continue;
+    bool ok = std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                          [&](const char* p) { return f.rfind(p, 0) == 0; });
+    // -Wl,/-Wa,/-Wp, pass arbitrary options to the linker, assembler and preprocessor.
+    if (f.find("plugin") != std::string::npos || f.find('@') != std::string::npos || f.rfind("-Wl,", 0) == 0 ||
+        f.rfind("-Wa,", 0) == 0 || f.rfind("-Wp,", 0) == 0) {
+      ok = false;
+    }
+    if (ok) {
+      kept.push_back(f);
+    } else if (dropped != nullptr) {
+      dropped->push_back(f);
+    }
+  }
+  return kept;
+}
+
+CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, const CandidateSource& candidate,
+                               const Backend& backend, const TorchInfo& torch, const ArtifactCache& cache,
+                               const BuildOptions& options) {
+  CompileResult result;
+  result.ran = true;
+  result.ok = true;
+  result.cached = true;
+  const bool cuda_backend = backend.kind() == BackendKind::kCuda;
+  result.compiler = "g++";
+  std::vector<SourceMap> maps;
+
+  for (const auto& ext : extensions) {
+    for (std::size_t i = 0; i < ext.cpp_sources.size(); ++i) {
+      result.native_sources.emplace_back(ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i]);
+    }
+    for (std::size_t i = 0; i < ext.cuda_sources.size(); ++i) {
+      result.native_sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]",
+                                         ext.cuda_sources[i]);
+    }
+    if (!IsIdentifier(ext.name)) {
+      result.ok = false;
+      result.log += "[anvil] load_inline name '" + ext.name + "' is not a valid Python identifier\n";
+      continue;
+    }
+    const bool with_cuda = ext.with_cuda.value_or(!ext.cuda_sources.empty());
+    if (with_cuda && !cuda_backend) {
+      result.ok = false;
+      result.log += "[anvil] extension '" + ext.name +
+                    "' has CUDA sources but the backend is cpu; use --backend cuda or write a C++ kernel\n";
+      continue;
+    }
+
+    // main.cpp exactly as load_inline lays it out: the torch header, the
+    // candidate's C++ sources joined by newlines, then generated bindings.
+    std::string main_cpp = "#include <torch/extension.h>\n";
+    int line = 2;
+    for (const auto& src : ext.cpp_sources) {
+      int at = LocateInCandidate(src, candidate.text);
+      if (at > 0) maps.push_back({"main.cpp", line, CountLines(src), candidate.file_name, at});
+      main_cpp += src + "\n";
+      line += CountLines(src);
+    }
+    if (ext.has_functions) {
+      main_cpp += "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n";
+      for (const auto& [fn, doc] : ext.functions) {
+        if (!IsIdentifier(fn)) {
+          result.ok = false;
+          result.log += "[anvil] function name '" + fn + "' is not a C++ identifier\n";
+          continue;
+        }
+        std::string safe_doc;
+        for (char c : doc) safe_doc += (c == '"' || c == '\\' || c == '\n') ? ' ' : c;
+        main_cpp += "m.def(\"" + fn + "\", torch::wrap_pybind_function(" + fn + "), \"" + safe_doc + "\");\n";
+      }
+      main_cpp += "}\n";
+    }
+    std::string cuda_cu;
+    if (with_cuda) {
+      cuda_cu = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n";
+      int cline = 4;
+      for (const auto& src : ext.cuda_sources) {
+        int at = LocateInCandidate(src, candidate.text);
+        if (at > 0) maps.push_back({"cuda.cu", cline, CountLines(src), candidate.file_name, at});
+        cuda_cu += src + "\n";
+        cline += CountLines(src);
+      }
+    }
+
+    std::vector<std::string> dropped;
+    std::vector<std::string> common = {"-DTORCH_EXTENSION_NAME=" + ext.name};
+    for (const auto& inc : with_cuda ? torch.include_paths_cuda : torch.include_paths_cpu) {
+      common.push_back("-isystem");
+      common.push_back(inc);
+    }
+    common.push_back("-isystem");
+    common.push_back(torch.python_include);
+
+    Job job;
+    job.artifact = ext.name + torch.ext_suffix;
+    job.files.emplace_back("main.cpp", main_cpp);
+    std::vector<std::string> cxx = {"g++"};
+    Append(cxx, common);
+    Append(cxx, torch.cflags);
+    Append(cxx, SafeFlags(ext.extra_cflags, &dropped));
+    Append(cxx, {"-c", "@SCRATCH@main.cpp", "-o", "@SCRATCH@main.o"});
+    job.commands.push_back(cxx);
+    std::vector<std::string> link = {"g++", "-shared", "@SCRATCH@main.o"};
+    if (with_cuda) {
+      result.compiler = "nvcc+g++";
+      job.files.emplace_back("cuda.cu", cuda_cu);
+      std::vector<std::string> nvcc = {backend.NativeCompiler()};
+      Append(nvcc, common);
+      Append(nvcc, {"-DTORCH_API_INCLUDE_EXTENSION_H"});
+      Append(nvcc, torch.nvcc_flags);
+      Append(nvcc, backend.ArchFlags());
+      Append(nvcc, {"--compiler-options", "-fPIC", "-std=c++17"});
+      Append(nvcc, SafeFlags(ext.extra_cuda_cflags, &dropped));
+      Append(nvcc, {"-c", "@SCRATCH@cuda.cu", "-o", "@SCRATCH@cuda.o"});
+      job.commands.push_back(nvcc);
+      link.push_back("@SCRATCH@cuda.o");
+      Append(link, torch.ldflags_cuda);
+      const std::string nvcc_path = backend.NativeCompiler();
+      std::string cuda_home = fs::path(nvcc_path).parent_path().parent_path().string();
+      Append(link, {"-L" + cuda_home + "/lib64", "-lcudart"});
+    } else {
+      Append(link, torch.ldflags_cpu);
+    }
+    Append(link, SafeFlags(ext.extra_ldflags, &dropped));
+    Append(link, {"-o", "@SCRATCH@" + job.artifact});
+    job.commands.push_back(link);
+    for (const auto& d : dropped) result.log += "[anvil] dropped candidate compiler flag: " + d + "\n";
+
+    std::string key_material = "kernelbench-v1\n" + main_cpp + "\n--cu--\n" + cuda_cu + "\n" + torch.torch_version +
+                               "\n" + CompilerIdentity("g++");
+    if (with_cuda) key_material += CompilerIdentity(backend.NativeCompiler());
+    for (const auto& cmd : job.commands) key_material += JoinCommand(cmd) + "\n";
+    job.key = Sha256Hex(key_material);
+
+    bool was_cached = false;
+    std::string artifact = RunJob(job, cache, options, result, was_cached);
+    result.cached = result.cached && was_cached;
+    if (artifact.empty()) {
+      result.ok = false;
+    } else {
+      result.artifacts[ext.name] = artifact;
+    }
+  }
+  if (extensions.empty()) result.cached = false;
+  Finish(result, maps, candidate, options);
+  return result;
+}
+
+CompileResult BuildNative(const fs::path& source, const CandidateSource& candidate, const Backend& backend,
+                          const ArtifactCache& cache, const BuildOptions& options) {
+  CompileResult result;
+  result.ran = true;
+  result.compiler = backend.NativeCompiler();
+  result.native_sources.emplace_back(candidate.file_name, candidate.text);
+  const bool cuda = backend.kind() == BackendKind::kCuda;
+  std::string ext = source.extension().string();
+  if (!cuda && ext == ".cu") {
+    result.log = "[anvil] " + candidate.file_name + " is a CUDA source but the backend is cpu; use --backend cuda\n";
+    Finish(result, {}, candidate, options);
+    return result;
+  }
+  std::string file_name = cuda ? "candidate.cu" : "candidate.cpp";
+  Job job;
+  job.artifact = "libcandidate.so";
+  job.files.emplace_back(file_name, candidate.text);
+  std::vector<std::string> cmd = {backend.NativeCompiler()};
+  Append(cmd, backend.NativeFlags((SourceDir() / "include").string()));
+  Append(cmd, {"@SCRATCH@" + file_name, "-o", "@SCRATCH@" + job.artifact});
+  job.commands.push_back(cmd);
+  auto header = ReadFile(SourceDir() / "include/anvil/native.h");
+  job.key = Sha256Hex("native-v1\n" + candidate.text + "\n" + JoinCommand(cmd) + "\n" +
+                      CompilerIdentity(backend.NativeCompiler()) + (header.ok() ? header.value() : ""));
+  bool was_cached = false;
+  std::string artifact = RunJob(job, cache, options, result, was_cached);
+  result.cached = was_cached;
+  result.ok = !artifact.empty();
+  if (result.ok) result.artifacts["native"] = artifact;
+  Finish(result, {{file_name, 1, CountLines(candidate.text), candidate.file_name, 1}}, candidate, options);
+  return result;
+}
+
+}  // namespace anvil

@@ -1,0 +1,43 @@
+// The compile gate's builders: `kernelbench` extensions (the sources a
+// candidate hands to load_inline, built the way torch would build them, plus
+// generated pybind bindings) and `native` sources (one C++/CUDA file behind
+// anvil/native.h). Artifacts are cached by content; diagnostics are mapped
+// back to the candidate's own lines. Thread-safe; a failing build is a
+// CompileResult with ok = false, never an error of anvil.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/torch_info.h"
+#include "compile/artifact_cache.h"
+#include "compile/compile_result.h"
+#include "compile/extract.h"
+
+namespace anvil {
+
+struct BuildOptions {
+  std::chrono::seconds deadline{600};  // Per compiler invocation.
+  DiagnosticOptions diagnostics;
+};
+
+struct CandidateSource {
+  std::string file_name;  // Basename, used in diagnostics ("relu.py").
+  std::string text;       // The candidate file's contents.
+};
+
+CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, const CandidateSource& candidate,
+                               const Backend& backend, const TorchInfo& torch, const ArtifactCache& cache,
+                               const BuildOptions& options);
+
+CompileResult BuildNative(const std::filesystem::path& source, const CandidateSource& candidate,
+                          const Backend& backend, const ArtifactCache& cache, const BuildOptions& options);
+
+// Candidate-supplied compiler flags are filtered to a safe set (optimization,
+// defines, warnings, arch, fast-math); the rest are dropped and reported.
+std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::vector<std::string>* dropped);
+
+}  // namespace anvil

@@ -1,0 +1,30 @@
+// The compile gate's outcome (gate 0): whether the candidate's sources built,
+// the diagnostics mapped back to the candidate's own lines, the full log, and
+// the artifacts (shared objects) by name. Plain value.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compile/diagnostics.h"
+
+namespace anvil {
+
+struct CompileResult {
+  bool ran = false;
+  bool ok = false;
+  bool cached = false;                 // Every artifact came from the cache.
+  double seconds = 0;                  // Wall time spent compiling now.
+  std::string compiler;                // "g++", "nvcc+g++", "python" (syntax), ...
+  std::vector<Diagnostic> diagnostics; // Mapped, deduplicated, capped.
+  std::string summary;                 // Human text of the diagnostics.
+  std::string log;                     // Full compiler output (also at log_path).
+  std::filesystem::path log_path;
+  std::map<std::string, std::string> artifacts;  // Extension name (or "native") -> .so path.
+  // C++/CUDA texts the candidate supplied, for the legal gate: (name, text).
+  std::vector<std::pair<std::string, std::string>> native_sources;
+};
+
+}  // namespace anvil

@@ -1,0 +1,29 @@
+// Running one compiler command for the compile gate: a deadline, the log
+// captured whole, and the toolchain's identity for cache keys. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+struct CompilerRun {
+  bool ok = false;
+  bool timed_out = false;
+  double seconds = 0;
+  std::string log;  // stdout + stderr.
+};
+
+// Error only when the compiler could not be started (e.g. not installed).
+Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline);
+
+// `<compiler> --version`'s first line, memoized per compiler; "" if unknown.
+std::string CompilerIdentity(const std::string& compiler);
+
+// Joins argv into one shell-like line for logs.
+std::string JoinCommand(const std::vector<std::string>& argv);
+
+}  // namespace anvil

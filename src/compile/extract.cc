@@ -1,0 +1,98 @@
+#include "compile/extract.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "core/python.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (j.contains(key) && j[key].is_array()) {
+    for (const auto& v : j[key]) {
+      if (v.is_string()) out.push_back(v.get<std::string>());
+    }
+  }
+  return out;
+}
+
+ExtensionSpec ParseExtension(const nlohmann::json& e) {
+  ExtensionSpec x;
+  x.name = e.value("name", "");
+  x.cpp_sources = Strings(e, "cpp_sources");
+  x.cuda_sources = Strings(e, "cuda_sources");
+  x.extra_cflags = Strings(e, "extra_cflags");
+  x.extra_cuda_cflags = Strings(e, "extra_cuda_cflags");
+  x.extra_ldflags = Strings(e, "extra_ldflags");
+  x.extra_include_paths = Strings(e, "extra_include_paths");
+  if (e.contains("with_cuda") && e["with_cuda"].is_boolean()) x.with_cuda = e["with_cuda"].get<bool>();
+  const auto& f = e.contains("functions") ? e["functions"] : nlohmann::json();
+  if (f.is_array()) {
+    x.has_functions = true;
+    for (const auto& n : f) {
+      if (n.is_string()) x.functions.emplace_back(n.get<std::string>(), n.get<std::string>());
+    }
+  } else if (f.is_object()) {
+    x.has_functions = true;
+    for (const auto& [k, v] : f.items()) x.functions.emplace_back(k, v.is_string() ? v.get<std::string>() : k);
+  }
+  return x;
+}
+
+// "syntax error in relu.py line 12: invalid syntax" -> 12.
+int SyntaxLine(const std::string& message) {
+  auto pos = message.find(" line ");
+  if (pos == std::string::npos) return 0;
+  return std::atoi(message.c_str() + pos + 6);
+}
+
+}  // namespace
+
+Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& prepared,
+                                     std::chrono::seconds deadline) {
+  auto tmp = MakeTempDir("anvil-extract-");
+  if (!tmp.ok()) return tmp.status();
+  fs::path out = tmp.value() / "extract.json";
+  ProcessSpec spec = PythonWorkerSpec("candidate_worker", {"extract", "--candidate", candidate.string(), "--out",
+                                                           out.string(), "--prepared", prepared.string()});
+  spec.deadline = deadline;
+  spec.working_dir = tmp.value().string();
+  auto r = RunProcess(spec);
+  if (!r.ok()) {
+    (void)RemoveTree(tmp.value());
+    return r.status();
+  }
+  Extraction x;
+  x.seconds = r.value().wall_seconds;
+  x.stderr_tail = TailLines(r.value().err, 20);
+  auto text = ReadFile(out);
+  (void)RemoveTree(tmp.value());
+  if (r.value().timed_out || r.value().term_signal != 0 || !text.ok()) {
+    x.failed = true;
+    x.timed_out = r.value().timed_out;
+    x.term_signal = r.value().term_signal;
+    x.stage = "import";
+    x.message = "importing the candidate " + r.value().Describe();
+    return x;
+  }
+  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Error("extraction wrote malformed JSON");
+  if (j.contains("extensions") && j["extensions"].is_array()) {
+    for (const auto& e : j["extensions"]) x.extensions.push_back(ParseExtension(e));
+  }
+  if (j.contains("error") && j["error"].is_object()) {
+    const auto& e = j["error"];
+    x.failed = true;
+    x.stage = e.value("stage", "import");
+    x.message = e.value("message", "");
+    x.traceback = e.value("traceback", "");
+    x.syntax_error = x.message.rfind("syntax error", 0) == 0;
+    if (x.syntax_error) x.syntax_line = SyntaxLine(x.message);
+  }
+  return x;
+}
+
+}  // namespace anvil

@@ -1,0 +1,44 @@
+// Extracting the sources of a `kernelbench`-format candidate: its module is
+// imported in a child process (it is untrusted code) with load_inline replaced
+// by a recorder, so the compile gate can build the extensions itself. The
+// child's fate (syntax error, exception, crash, hang) is reported as data.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+struct ExtensionSpec {
+  std::string name;
+  std::vector<std::string> cpp_sources, cuda_sources;
+  bool has_functions = false;  // `functions=` given: anvil generates the bindings.
+  std::vector<std::pair<std::string, std::string>> functions;  // name -> docstring
+  std::vector<std::string> extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths;
+  std::optional<bool> with_cuda;
+};
+
+struct Extraction {
+  std::vector<ExtensionSpec> extensions;
+  // The candidate's module failed while importing:
+  bool failed = false;
+  bool timed_out = false;
+  bool syntax_error = false;
+  int syntax_line = 0;
+  std::string stage, message, traceback;
+  int term_signal = 0;
+  std::string stderr_tail;
+  double seconds = 0;
+};
+
+// Error only for anvil's own failures (cannot start Python, unreadable output).
+Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& prepared,
+                                     std::chrono::seconds deadline);
+
+}  // namespace anvil

@@ -1,0 +1,51 @@
+#include "integrity/static_legal.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/python.h"
+#include "integrity/source_scan.h"
+
+namespace anvil {
+
+namespace {
+constexpr std::chrono::seconds kCheckerDeadline{60};
+}  // namespace
+
+Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
+                           const std::vector<std::pair<std::string, std::string>>& native_sources, LegalGate& gate) {
+  gate.ran = true;
+  if (format == "kernelbench") {
+    ProcessSpec spec = PythonWorkerSpec("static_check", {"--candidate", candidate.string(), "--format", format});
+    spec.deadline = kCheckerDeadline;
+    auto r = RunProcess(spec);
+    if (!r.ok()) return r.status();
+    if (!r.value().Succeeded()) {
+      return Status::Error("the static checker failed (" + r.value().Describe() + "): " + TailLines(r.value().err, 5));
+    }
+    nlohmann::json j = nlohmann::json::parse(r.value().out, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return Status::Error("the static checker printed malformed JSON");
+    if (j.contains("parse_error") && j["parse_error"].is_string()) {
+      gate.python_parse_error = j["parse_error"].get<std::string>();
+    }
+    for (const auto& h : j.value("hits", nlohmann::json::array())) {
+      RuleHit hit;
+      hit.rule = h.value("rule", "");
+      hit.severity = h.value("severity", "evidence");
+      hit.line = h.value("line", 0);
+      hit.column = h.value("col", 0);
+      hit.excerpt = h.value("excerpt", "");
+      hit.message = h.value("message", "");
+      hit.source = candidate.filename().string();
+      gate.hits.push_back(std::move(hit));
+    }
+  }
+  for (const auto& [name, text] : native_sources) {
+    for (auto& hit : ScanNativeSource(text, name)) gate.hits.push_back(std::move(hit));
+  }
+  for (const auto& h : gate.hits) {
+    if (h.severity == "cheat") gate.ok = false;
+  }
+  return Status::Ok();
+}
+
+}  // namespace anvil

@@ -1,0 +1,22 @@
+// Gate 3's static evidence: the candidate's Python read through Python's own
+// parser (anvil_py.static_check, run in a trusted process that never executes
+// the candidate) and its C++/CUDA sources scanned for forbidden calls. Rules
+// and severities are listed in docs/rules.md. Thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "verify/verdict.h"
+
+namespace anvil {
+
+// Fills `gate` from the Python file (kernelbench format only) and the native
+// sources. Error only when the checker itself cannot run.
+Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
+                           const std::vector<std::pair<std::string, std::string>>& native_sources, LegalGate& gate);
+
+}  // namespace anvil

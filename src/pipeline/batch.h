@@ -1,0 +1,52 @@
+// Many candidates in one run: which (task, candidate) pairs to evaluate — a
+// folder, a JSONL list, or the bundled examples — and running them with a
+// progress callback. Each job ends in exactly one verdict; a task that cannot
+// be prepared gives its candidates infra_error verdicts naming the problem and
+// the run goes on. Not thread-safe: one Batch per run.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "pipeline/evaluator.h"
+#include "tasks/task.h"
+
+namespace anvil {
+
+struct Job {
+  Task task;
+  std::filesystem::path candidate;
+  std::string expected;  // From an `anvil-expect: <status>` header line; "" if none.
+};
+
+// The `anvil-expect:` status written in a candidate's header, or "".
+std::string ExpectedStatus(const std::filesystem::path& candidate);
+
+// Candidate files in a folder (.py, .cpp, .cc, .cu; sorted; not recursive).
+std::vector<std::filesystem::path> CandidateFiles(const std::filesystem::path& dir);
+
+// Jobs for `candidates` (files or folders) against one task.
+Result<std::vector<Job>> JobsForTask(const Task& task, const std::vector<std::filesystem::path>& candidates);
+
+// Jobs matching a task tree with a candidate tree: candidates for task NAME
+// live in <candidates>/NAME/ (any depth of the task tree).
+Result<std::vector<Job>> JobsForTree(const std::filesystem::path& tasks, const std::filesystem::path& candidates);
+
+// Jobs from a JSONL file of {"task": path, "candidate": path} (relative paths
+// resolve against the file's folder).
+Result<std::vector<Job>> JobsFromList(const std::filesystem::path& jsonl);
+
+struct Progress {
+  std::size_t done = 0;
+  std::size_t total = 0;
+  double elapsed_seconds = 0;
+};
+
+// Runs every job in order; `on_verdict` is called after each one.
+std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs,
+                             const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
+
+}  // namespace anvil

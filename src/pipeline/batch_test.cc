@@ -1,0 +1,80 @@
+#include "pipeline/batch.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/files.h"
+
+namespace anvil {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = MakeTempDir("anvil-batch-test-").value(); }
+  void TearDown() override { (void)RemoveTree(dir_); }
+  fs::path Write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+    return dir_ / rel;
+  }
+  fs::path dir_;
+};
+
+TEST_F(BatchTest, ReadsExpectedStatusHeader) {
+  EXPECT_EQ(ExpectedStatus(Write("a.py", "# anvil-expect: wrong_answer\nimport torch\n")), "wrong_answer");
+  EXPECT_EQ(ExpectedStatus(Write("b.cpp", "// anvil-expect:   pass\n")), "pass");
+  EXPECT_EQ(ExpectedStatus(Write("c.py", "import torch\n")), "");
+}
+
+TEST_F(BatchTest, MatchesTaskTreeWithCandidateFolders) {
+  Write("tasks/level1/relu.py", "");
+  Write("tasks/level1/gelu.py", "");
+  Write("cands/relu/a.py", "# anvil-expect: pass\n");
+  Write("cands/relu/b.cu", "");
+  Write("cands/relu/notes.txt", "");
+  auto jobs = JobsForTree(dir_ / "tasks", dir_ / "cands");
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  ASSERT_EQ(jobs.value().size(), 2u);
+  EXPECT_EQ(jobs.value()[0].task.name, "relu");
+  EXPECT_EQ(jobs.value()[0].expected, "pass");
+  EXPECT_EQ(jobs.value()[1].candidate.filename(), "b.cu");
+}
+
+TEST_F(BatchTest, TreeWithoutMatchesSaysWhatItExpected) {
+  Write("tasks/relu.py", "");
+  fs::create_directories(dir_ / "cands");
+  auto jobs = JobsForTree(dir_ / "tasks", dir_ / "cands");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.message().find("folders named after tasks"), std::string::npos);
+}
+
+TEST_F(BatchTest, ReadsJsonlRelativeToTheFile) {
+  Write("t/relu.py", "");
+  Write("c/x.cpp", "");
+  fs::path list = Write("jobs.jsonl", "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n\n"
+                                      "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n");
+  auto jobs = JobsFromList(list);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  ASSERT_EQ(jobs.value().size(), 2u);
+  EXPECT_EQ(jobs.value()[1].candidate, dir_ / "c/x.cpp");
+}
+
+TEST_F(BatchTest, MalformedJsonlNamesTheLine) {
+  Write("t/relu.py", "");
+  fs::path list = Write("jobs.jsonl", "{\"task\": \"t/relu.py\", \"candidate\": \"x\"}\n{\"task\": 3}\n");
+  auto jobs = JobsFromList(list);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.message().find("jobs.jsonl:2"), std::string::npos);
+}
+
+TEST_F(BatchTest, MissingCandidateIsAnError) {
+  Task t;
+  t.name = "relu";
+  EXPECT_FALSE(JobsForTask(t, {dir_ / "missing.py"}).ok());
+}
+
+}  // namespace
+}  // namespace anvil

@@ -1,0 +1,383 @@
+#include "pipeline/evaluator.h"
+
+#include <ctime>
+
+#include "compile/extract.h"
+#include "core/files.h"
+#include "integrity/static_legal.h"
+#include "run/candidate_run.h"
+#include "verify/compare.h"
+#include "verify/feedback.h"
+#include "verify/tensor_dir.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+std::string NowIso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+void FromRun(const RunOutcome& r, RunGate& g) {
+  g.ok = r.ok;
+  g.seconds += r.seconds;
+  g.timed_out = r.timed_out;
+  g.exit_code = r.exit_code;
+  g.term_signal = r.term_signal;
+  g.stage = r.stage;
+  g.message = r.message;
+  g.traceback = r.traceback;
+  g.stderr_tail = r.stderr_tail;
+}
+
+VerdictStatus RunFailureStatus(const RunGate& g) {
+  return g.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
+}
+
+Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
+  Tolerance tol = DefaultTolerance(dtype);
+  for (const auto& o : task.tolerances) {
+    if (o.dtype == DTypeName(dtype)) tol = {o.atol, o.rtol};
+  }
+  if (options.atol) tol.atol = *options.atol;
+  if (options.rtol) tol.rtol = *options.rtol;
+  return tol;
+}
+
+}  // namespace
+
+Result<std::string> DetectFormat(const fs::path& candidate) {
+  std::string ext = candidate.extension().string();
+  if (ext == ".py") return std::string("kernelbench");
+  if (ext == ".cpp" || ext == ".cc" || ext == ".cu" || ext == ".cxx") return std::string("native");
+  return Status::Error("cannot tell the format of " + candidate.string() +
+                       ": expected a .py (kernelbench) or .cpp/.cc/.cu (native) file; use --format");
+}
+
+Evaluator::Evaluator(Backend backend, EvalOptions options) : backend_(std::move(backend)), options_(std::move(options)) {}
+
+Result<TorchInfo> Evaluator::Torch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!torch_) {
+    auto info = LoadTorchInfo(options_.cache_dir);
+    if (!info.ok()) return info.status();
+    torch_ = info.value();
+  }
+  return *torch_;
+}
+
+std::string Evaluator::torch_version() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return torch_ ? torch_->torch_version : "";
+}
+
+Result<PreparedTask> Evaluator::Prepare(const Task& task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = prepared_.find(task.sha256);
+    if (it != prepared_.end()) return it->second;
+  }
+  auto torch = Torch();
+  if (!torch.ok()) return torch.status();
+  if (!backend_.HasDevice()) {
+    return Status::Error("no " + backend_.name() + " device is present on this machine: the reference for task " +
+                         task.name + " cannot run here");
+  }
+  PrepareOptions po;
+  po.cache_dir = options_.cache_dir;
+  po.trials = options_.trials;
+  auto prepared = PrepareTask(task, backend_, torch.value().torch_version, po);
+  if (!prepared.ok()) return prepared.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  prepared_[task.sha256] = prepared.value();
+  return prepared;
+}
+
+Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
+  auto start = std::chrono::steady_clock::now();
+  Verdict v;
+  v.started_at = NowIso();
+  v.task = task.name;
+  v.task_path = task.path.string();
+  v.level = task.level;
+  std::error_code ec;
+  const fs::path candidate_path = fs::absolute(candidate, ec).lexically_normal();
+  v.candidate = candidate_path.string();
+  v.backend = backend_.name();
+  v.device_present = backend_.HasDevice();
+  v.anvil_version = ANVIL_VERSION;
+  v.run.deadline_seconds = std::chrono::duration<double>(options_.run_deadline).count();
+
+  auto finish = [&](VerdictStatus status) {
+    v.status = status;
+    v.torch_version = torch_version();
+    v.reward = ComputeReward(v, options_.reward);
+    v.feedback = MakeFeedback(v);
+    v.seconds = Seconds(start);
+    return v;
+  };
+  auto infra = [&](std::string message) {
+    v.error = std::move(message);
+    return finish(VerdictStatus::kInfraError);
+  };
+
+  auto format = options_.format.empty() ? DetectFormat(candidate) : Result<std::string>(options_.format);
+  if (!format.ok()) return infra(format.message());
+  v.format = format.value();
+  if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
+
+  std::optional<PreparedTask> prepared;
+  if (v.device_present) {
+    auto p = Prepare(task);
+    if (!p.ok()) return infra(p.message());
+    prepared = p.value();
+  } else if (auto torch = Torch(); !torch.ok()) {
+    return infra(torch.message());
+  }
+
+  auto work = MakeTempDir("anvil-eval-");
+  if (!work.ok()) return infra(work.message());
+  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), v);
+  if (!options_.keep_work) (void)RemoveTree(work.value());
+  return finish(v.status);
+}
+
+void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
+                      const fs::path& work, Verdict& v) {
+  auto torch = Torch();
+  if (!torch.ok()) {
+    v.error = torch.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  auto text = ReadFile(candidate);
+  if (!text.ok()) {
+    v.error = text.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  CandidateSource source{candidate.filename().string(), text.value()};
+  BuildOptions build_options;
+  build_options.deadline = options_.compile_deadline;
+  ArtifactCache cache(options_.cache_dir / "artifacts");
+
+  // Gate 0: compile.
+  if (v.format == "kernelbench") {
+    fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
+    auto x = ExtractExtensions(candidate, extract_from, options_.compile_deadline);
+    if (!x.ok()) {
+      v.error = "extracting the candidate's sources: " + x.message();
+      v.status = VerdictStatus::kInfraError;
+      return;
+    }
+    const Extraction& ex = x.value();
+    if (ex.syntax_error) {
+      v.compile.ran = true;
+      v.compile.compiler = "python";
+      Diagnostic d{source.file_name, ex.syntax_line, 0, "error", ex.message, {}, true};
+      v.compile.diagnostics = {d};
+      v.compile.summary = FormatDiagnostics(v.compile.diagnostics, source.text);
+      v.compile.log = ex.traceback;
+      (void)CheckStaticLegality(candidate, v.format, {}, v.legal);
+      v.status = VerdictStatus::kCompileError;
+      return;
+    }
+    if (ex.failed) {
+      v.run.ran = true;
+      v.run.seconds = ex.seconds;
+      v.run.timed_out = ex.timed_out;
+      v.run.term_signal = ex.term_signal;
+      v.run.stage = ex.stage;
+      v.run.message = ex.message;
+      v.run.traceback = ex.traceback;
+      v.run.stderr_tail = ex.stderr_tail;
+      if (ex.timed_out) v.run.deadline_seconds = static_cast<double>(options_.compile_deadline.count());
+      v.status = ex.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
+      return;
+    }
+    v.compile = BuildKernelbench(ex.extensions, source, backend_, torch.value(), cache, build_options);
+    if (ex.extensions.empty()) v.compile.ran = false;
+  } else {
+    v.compile = BuildNative(candidate, source, backend_, cache, build_options);
+  }
+
+  // Gate 3's static half runs early: it needs no device and decides cheats.
+  Status legal = CheckStaticLegality(candidate, v.format, v.compile.native_sources, v.legal);
+  if (!legal.ok()) {
+    v.error = legal.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  if (v.compile.ran && !v.compile.ok) {
+    v.status = VerdictStatus::kCompileError;
+    return;
+  }
+  if (!v.legal.ok) {
+    v.status = VerdictStatus::kCheat;
+    v.perf.skipped = "static evidence decided the verdict";
+    return;
+  }
+  if (!v.device_present) {
+    v.error = "no " + backend_.name() +
+              " device is present on this machine: the compile gate and the static checks passed, but the run, "
+              "correctness and performance gates need one. Run on a machine with a GPU.";
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+
+  // Gate 1: run the trials in a child.
+  RunRequest req;
+  req.candidate = candidate;
+  req.format = v.format;
+  req.prepared = prepared.dir;
+  req.artifacts = v.compile.artifacts;
+  req.deadline = options_.run_deadline;
+  req.out_dir = work / "trials";
+  auto run = RunCandidate(backend_, req, prepared.trials);
+  if (!run.ok()) {
+    v.error = "running the candidate: " + run.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  v.run.ran = true;
+  FromRun(run.value(), v.run);
+  v.run.trials_completed = run.value().trials_completed;
+
+  // Gate 2: compare what was written (also after a crash, for the record).
+  CheckCorrectness(task, prepared, req.out_dir, v);
+  if (!v.run.ok) {
+    v.status = RunFailureStatus(v.run);
+    return;
+  }
+  if (!v.correct.ok) {
+    v.status = VerdictStatus::kWrongAnswer;
+    return;
+  }
+
+  // Gate 4: perf.
+  v.status = VerdictStatus::kPass;
+  if (options_.perf) MeasurePerf(task, prepared, candidate, work, v);
+}
+
+void Evaluator::CheckCorrectness(const Task& task, const PreparedTask& prepared, const fs::path& outputs,
+                                 Verdict& v) {
+  CorrectGate& c = v.correct;
+  c.ran = true;
+  c.trials = prepared.trials;
+  for (int k = 0; k < prepared.trials; ++k) {
+    fs::path got_dir = outputs / ("trial_" + std::to_string(k));
+    fs::path want_dir = prepared.dir / ("trial_" + std::to_string(k)) / "expected";
+    TrialCheck t;
+    t.trial = k;
+    auto want = ReadTensorManifest(want_dir);
+    auto got = ReadTensorManifest(got_dir);
+    if (!want.ok()) {
+      v.error = "reading the reference outputs: " + want.message();
+      break;
+    }
+    if (!got.ok()) {
+      t.problem = "missing";
+      c.details.push_back(t);
+      continue;
+    }
+    if (got.value().size() != want.value().size()) {
+      t.problem = "output count";
+      c.details.push_back(t);
+      continue;
+    }
+    t.ok = true;
+    for (std::size_t i = 0; i < want.value().size(); ++i) {
+      const TensorEntry& we = want.value()[i];
+      const TensorEntry& ge = got.value()[i];
+      OutputCheck o;
+      o.name = we.name;
+      o.dtype = std::string(DTypeName(we.dtype));
+      o.tolerance = ToleranceFor(task, we.dtype, options_);
+      if (ge.is_scalar || ge.shape != we.shape || ge.dtype != we.dtype) {
+        // Decided from the manifest alone: never read a mis-shaped output.
+        o.result.ok = false;
+        o.result.problem = ge.is_scalar ? "not a tensor" : (ge.shape != we.shape ? "shape" : "dtype");
+        if (t.ok) {
+          t.ok = false;
+          t.problem = o.result.problem;
+        }
+        t.outputs.push_back(std::move(o));
+        continue;
+      }
+      auto wb = ReadTensorBytes(want_dir, we);
+      auto gb = ReadTensorBytes(got_dir, ge);
+      if (!wb.ok() || !gb.ok()) {
+        o.result.ok = false;
+        o.result.problem = "unreadable";
+      } else {
+        TensorView wv{we.dtype, we.shape, wb.value().data()};
+        TensorView gv{ge.dtype, ge.shape, gb.value().data()};
+        o.result = CompareTensors(wv, gv, o.tolerance);
+      }
+      if (!o.result.ok && t.ok) {
+        t.ok = false;
+        t.problem = o.result.problem;
+      }
+      t.outputs.push_back(std::move(o));
+    }
+    c.details.push_back(std::move(t));
+  }
+  for (const auto& t : c.details) c.passed += t.ok ? 1 : 0;
+  c.ok = c.trials > 0 && c.passed == c.trials;
+  v.correctness_rate = c.trials > 0 ? static_cast<double>(c.passed) / c.trials : 0;
+}
+
+void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
+                            const fs::path& work, Verdict& v) {
+  PerfGate& p = v.perf;
+  p.warmup = options_.warmup;
+  p.iters = options_.iters;
+  RunRequest req;
+  req.candidate = candidate;
+  req.format = v.format;
+  req.prepared = prepared.dir;
+  req.artifacts = v.compile.artifacts;
+  req.phase = RunPhase::kPerf;
+  req.warmup = options_.warmup;
+  req.iters = options_.iters;
+  req.deadline = options_.run_deadline;
+  req.out_dir = work / "perf";
+  auto run = RunCandidate(backend_, req, 0);
+  if (!run.ok()) {
+    v.error = "timing the candidate: " + run.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  if (!run.value().ok) {
+    FromRun(run.value(), v.run);
+    v.run.stage = "perf: " + v.run.stage;
+    v.status = RunFailureStatus(v.run);
+    p.skipped = "the candidate failed while being timed";
+    return;
+  }
+  v.run.seconds += run.value().seconds;
+  p.ran = true;
+  p.candidate = ComputeStats(run.value().times_ms);
+  BaselineOptions bo;
+  bo.warmup = options_.warmup;
+  bo.iters = options_.iters;
+  auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
+    Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
+    stats = b.stats;
+    error = b.error;
+    if (stats && p.candidate.median_ms > 0) speedup = stats->median_ms / p.candidate.median_ms;
+  };
+  if (options_.baseline_eager) measure(BaselineMode::kEager, p.eager, p.eager_error, p.speedup_eager);
+  if (options_.baseline_compile) measure(BaselineMode::kCompile, p.compile, p.compile_error, p.speedup_compile);
+}
+
+}  // namespace anvil

@@ -1,0 +1,75 @@
+// The five gates for one candidate (DESIGN.md): prepare(task) -> compile ->
+// run -> correct -> legal -> perf -> verdict. A bad candidate always ends in a
+// verdict; only a broken task or environment is an error. An Evaluator caches
+// the torch probe and prepared tasks; Evaluate may be called from several
+// threads at once.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "backend/backend.h"
+#include "backend/torch_info.h"
+#include "compile/build.h"
+#include "tasks/prepare.h"
+#include "tasks/task.h"
+#include "verify/reward.h"
+#include "verify/verdict.h"
+
+namespace anvil {
+
+struct EvalOptions {
+  std::filesystem::path cache_dir;                 // Required.
+  std::string format;                              // "" = detect; "kernelbench" | "native".
+  int trials = 5;                                  // Correctness trials, fresh inputs each.
+  std::chrono::seconds compile_deadline{600};      // Per compiler call, and for source extraction.
+  std::chrono::milliseconds run_deadline{120000};  // Per candidate process (trials, then perf).
+  bool perf = true;                                // Time correct, legal candidates.
+  int warmup = 3;
+  int iters = 20;
+  bool baseline_eager = true;
+  bool baseline_compile = true;
+  std::optional<double> atol, rtol;                // Override every dtype's tolerance.
+  RewardOptions reward;
+  bool keep_work = false;                          // Keep the run folder (outputs, logs).
+};
+
+// "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
+Result<std::string> DetectFormat(const std::filesystem::path& candidate);
+
+class Evaluator {
+ public:
+  Evaluator(Backend backend, EvalOptions options);
+
+  // prepare(task), cached. Error names the task and what is wrong with it.
+  Result<PreparedTask> Prepare(const Task& task);
+  // Every gate for one candidate of `task` (prepares the task first).
+  Verdict Evaluate(const Task& task, const std::filesystem::path& candidate);
+
+  const Backend& backend() const { return backend_; }
+  const EvalOptions& options() const { return options_; }
+  // The torch version in use; "" until the first Prepare.
+  std::string torch_version();
+
+ private:
+  Result<TorchInfo> Torch();
+  void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
+             const std::filesystem::path& work, Verdict& v);
+  void CheckCorrectness(const Task& task, const PreparedTask& prepared, const std::filesystem::path& outputs,
+                        Verdict& v);
+  void MeasurePerf(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
+                   const std::filesystem::path& work, Verdict& v);
+
+  Backend backend_;
+  EvalOptions options_;
+  std::mutex mu_;
+  std::optional<TorchInfo> torch_;
+  std::map<std::string, PreparedTask> prepared_;  // By task sha256.
+};
+
+}  // namespace anvil

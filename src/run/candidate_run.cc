@@ -1,0 +1,84 @@
+#include "run/candidate_run.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "core/python.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr int kStderrTailLines = 25;
+}  // namespace
+
+Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& request, int expected_trials) {
+  std::error_code ec;
+  fs::create_directories(request.out_dir, ec);
+  if (ec) return Status::Error("cannot create " + request.out_dir.string() + ": " + ec.message());
+
+  nlohmann::json builds = {{"extensions", nlohmann::json::object()}};
+  for (const auto& [name, path] : request.artifacts) {
+    if (name == "native") {
+      builds["native"] = path;
+    } else {
+      builds["extensions"][name] = path;
+    }
+  }
+  fs::path builds_file = request.out_dir / "builds.json";
+  if (Status s = WriteFileAtomic(builds_file, builds.dump()); !s.ok()) return s;
+
+  const bool perf = request.phase == RunPhase::kPerf;
+  ProcessSpec spec = PythonWorkerSpec(
+      "candidate_worker",
+      {"run", "--candidate", request.candidate.string(), "--format", request.format, "--prepared",
+       request.prepared.string(), "--device", backend.TorchDevice(), "--out", request.out_dir.string(), "--builds",
+       builds_file.string(), "--phase", perf ? "perf" : "trials", "--warmup", std::to_string(request.warmup),
+       "--iters", std::to_string(request.iters)});
+  spec.deadline = request.deadline;
+  spec.working_dir = request.out_dir.string();
+  auto r = RunProcess(spec);
+  if (!r.ok()) return r.status();
+
+  RunOutcome out;
+  const ProcessResult& p = r.value();
+  out.timed_out = p.timed_out;
+  out.exit_code = p.exit_code;
+  out.term_signal = p.timed_out ? 0 : p.term_signal;
+  out.seconds = p.wall_seconds;
+  out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);
+  if (auto text = ReadFile(request.out_dir / "error.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object()) {
+      out.stage = j.value("stage", "");
+      out.message = j.value("message", "");
+      out.traceback = j.value("traceback", "");
+    }
+  }
+  while (out.trials_completed < expected_trials &&
+         fs::exists(request.out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
+    ++out.trials_completed;
+  }
+  bool wrote_all = true;
+  if (perf) {
+    auto text = ReadFile(request.out_dir / "perf.json");
+    nlohmann::json j = text.ok() ? nlohmann::json::parse(text.value(), nullptr, false) : nlohmann::json();
+    if (j.is_object() && j.contains("times_ms") && j["times_ms"].is_array()) {
+      for (const auto& t : j["times_ms"]) {
+        if (t.is_number()) out.times_ms.push_back(t.get<double>());
+      }
+    }
+    wrote_all = !out.times_ms.empty();
+  } else {
+    wrote_all = out.trials_completed == expected_trials;
+  }
+  out.ok = p.Succeeded() && wrote_all;
+  if (p.Succeeded() && !wrote_all && out.message.empty()) {
+    out.stage = "exit";
+    out.message = "the candidate's process exited before producing all outputs (" +
+                  std::to_string(out.trials_completed) + " of " + std::to_string(expected_trials) + " trials)";
+  }
+  return out;
+}
+
+}  // namespace anvil

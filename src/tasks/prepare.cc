@@ -1,0 +1,173 @@
+#include "tasks/prepare.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/files.h"
+#include "core/python.h"
+#include "core/sha256.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kProtocolVersion = 1;
+constexpr int kTaskErrorExit = 3;
+
+std::string SecretSeeds(int n) {
+  std::random_device rd;
+  std::string seeds;
+  for (int i = 0; i < n; ++i) {
+    uint64_t s = (static_cast<uint64_t>(rd()) << 31) ^ rd();
+    seeds += (i ? "," : "") + std::to_string(s & ((1ULL << 62) - 1));
+  }
+  return seeds;
+}
+
+// Holds an exclusive flock on a file for the object's lifetime.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path) : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const ProcessResult& r) {
+  auto text = ReadFile(error_json);
+  if (text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (!j.is_discarded()) {
+      std::string msg = "task " + task.name + " (" + task.path.string() + "): " + j.value("message", "") +
+                        " [stage: " + j.value("stage", "?") + "]";
+      std::string tb = TailLines(j.value("traceback", ""), 6);
+      if (!tb.empty()) msg += "\n" + tb;
+      return msg;
+    }
+  }
+  return "task " + task.name + ": the task worker failed (" + r.Describe() + ")\n" + TailLines(r.err, 8);
+}
+
+}  // namespace
+
+Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
+                                 const PrepareOptions& options) {
+  std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + torch_version + "|" +
+                              std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
+                              std::to_string(kProtocolVersion));
+  fs::path root = options.cache_dir / "tasks";
+  fs::path dir = root / (task.name + "-" + key.substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return Status::Error("cannot create cache folder " + root.string() + ": " + ec.message());
+
+  PreparedTask prepared;
+  prepared.dir = dir;
+  prepared.trials = options.trials;
+  FileLock lock(root / (dir.filename().string() + ".lock"));
+  if (auto spec = ReadFile(dir / "spec.json"); spec.ok()) {
+    prepared.spec_json = std::move(spec).value();
+    prepared.cached = true;
+    return prepared;
+  }
+
+  auto tmp = MakeTempDir("anvil-prepare-");
+  if (!tmp.ok()) return tmp.status();
+  fs::path work = tmp.value() / "prepared";
+  ProcessSpec spec = PythonWorkerSpec(
+      "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
+                      backend.TorchDevice(), "--seeds", SecretSeeds(options.trials), "--init-seed",
+                      std::to_string(options.init_seed)});
+  spec.deadline = options.deadline;
+  auto r = RunProcess(spec);
+  if (!r.ok()) {
+    (void)RemoveTree(tmp.value());
+    return r.status();
+  }
+  if (!r.value().Succeeded()) {
+    std::string msg = r.value().timed_out
+                          ? "task " + task.name + ": preparing the reference timed out after " +
+                                std::to_string(options.deadline.count()) + " s"
+                          : TaskErrorMessage(task, work / "error.json", r.value());
+    if (r.value().exit_code != kTaskErrorExit && !r.value().timed_out) {
+      msg = "task " + task.name + ": the task worker failed (" + r.value().Describe() + ")\n" +
+            TailLines(r.value().err, 8);
+    }
+    (void)RemoveTree(tmp.value());
+    return Status::Error(msg);
+  }
+  fs::rename(work, dir, ec);
+  (void)RemoveTree(tmp.value());
+  if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
+  auto spec_text = ReadFile(dir / "spec.json");
+  if (!spec_text.ok()) return spec_text.status();
+  prepared.spec_json = std::move(spec_text).value();
+  prepared.seconds = r.value().wall_seconds;
+  return prepared;
+}
+
+const char* BaselineModeName(BaselineMode mode) { return mode == BaselineMode::kEager ? "eager" : "compile"; }
+
+Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend,
+                         BaselineMode mode, const BaselineOptions& options) {
+  Baseline baseline;
+  std::string name = std::string("baseline_") + BaselineModeName(mode) + "_" + std::to_string(options.warmup) +
+                     "x" + std::to_string(options.iters) + ".json";
+  fs::path file = prepared.dir / name;
+  FileLock lock(prepared.dir / (name + ".lock"));
+  auto text = ReadFile(file);
+  if (text.ok()) {
+    baseline.cached = true;
+  } else {
+    fs::path tmp = prepared.dir / (name + ".tmp");
+    ProcessSpec spec = PythonWorkerSpec(
+        "task_worker", {"baseline", "--task", task.path.string(), "--prepared", prepared.dir.string(),
+                        "--device", backend.TorchDevice(), "--mode", BaselineModeName(mode), "--warmup",
+                        std::to_string(options.warmup), "--iters", std::to_string(options.iters), "--out",
+                        tmp.string()});
+    spec.deadline = options.deadline;
+    auto r = RunProcess(spec);
+    if (!r.ok()) {
+      baseline.error = r.message();
+      return baseline;
+    }
+    if (!r.value().Succeeded()) {
+      baseline.error = "baseline worker " + r.value().Describe() + ": " + TailLines(r.value().err, 3);
+      return baseline;
+    }
+    std::error_code ec;
+    fs::rename(tmp, file, ec);
+    text = ReadFile(file);
+    if (!text.ok()) {
+      baseline.error = text.message();
+      return baseline;
+    }
+  }
+  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  if (j.is_discarded()) {
+    baseline.error = "malformed baseline file " + file.string();
+    return baseline;
+  }
+  if (j.contains("error") && j["error"].is_string()) {
+    baseline.error = j["error"].get<std::string>();
+    return baseline;
+  }
+  if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
+    baseline.compile_seconds = j["compile_seconds"].get<double>();
+  }
+  baseline.stats = ComputeStats(j.value("times_ms", std::vector<double>{}));
+  return baseline;
+}
+
+}  // namespace anvil

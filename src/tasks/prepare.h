@@ -1,0 +1,63 @@
+// prepare(task), the trusted first step of every evaluation (DESIGN.md): the
+// spec, secret trial seeds, inputs and reference outputs for each trial, and
+// the eager / torch.compile baseline times. Everything is made by the task
+// worker (reference code only, never candidate code) and cached on disk per
+// (task content, backend, torch version, trial count). Concurrent callers for
+// the same task are safe: the first to finish publishes the entry atomically.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "backend/backend.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "tasks/task.h"
+
+namespace anvil {
+
+struct PrepareOptions {
+  std::filesystem::path cache_dir;           // Required.
+  int trials = 5;                            // Correctness trials (fresh inputs each).
+  int init_seed = 42;                        // Seed for Model/ModelNew construction.
+  std::chrono::seconds deadline{900};        // For the task worker.
+};
+
+struct PreparedTask {
+  std::filesystem::path dir;  // Holds spec.json, params/, trial_K/{inputs,expected}/.
+  std::string spec_json;      // Contents of spec.json.
+  int trials = 0;
+  bool cached = false;        // Found in the cache rather than made now.
+  double seconds = 0;         // Time spent preparing now (0 when cached).
+};
+
+// Error (with the stage and the traceback's last lines) when the task does not
+// import, lacks Model/get_inputs/get_init_inputs, or its code fails.
+Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
+                                 const PrepareOptions& options);
+
+enum class BaselineMode { kEager, kCompile };
+
+struct BaselineOptions {
+  int warmup = 3;
+  int iters = 20;
+  std::chrono::seconds deadline{900};
+};
+
+struct Baseline {
+  std::optional<TimingStats> stats;  // Absent when the baseline could not run.
+  std::string error;                 // Why it could not run.
+  bool cached = false;
+  double compile_seconds = 0;        // torch.compile's first-call cost.
+};
+
+// Times the reference (eager or torch.compile) on trial 0's inputs, cached in
+// the prepared directory. Never fails: problems are reported in Baseline::error.
+Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend,
+                         BaselineMode mode, const BaselineOptions& options);
+
+const char* BaselineModeName(BaselineMode mode);
+
+}  // namespace anvil

@@ -1,0 +1,38 @@
+// A task is a PyTorch reference in KernelBench format (class Model,
+// get_inputs, get_init_inputs), given as one file or found in a tree. This
+// header loads task files and their optional sidecar (`<stem>.anvil.json`:
+// level and per-dtype tolerance). Plain values; thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+struct ToleranceOverride {
+  std::string dtype;  // "float32", "float16", ...
+  double atol = 0;
+  double rtol = 0;
+};
+
+struct Task {
+  std::filesystem::path path;  // Absolute.
+  std::string name;            // File stem, e.g. "19_ReLU".
+  std::string source;          // The file's text.
+  std::string sha256;          // Of `source` (and the sidecar, when present).
+  int level = 0;               // Sidecar "level", else a `levelN` parent folder, else 0.
+  std::vector<ToleranceOverride> tolerances;  // From the sidecar.
+};
+
+// Reads one task file. Error when it is missing, not a .py file, or its
+// sidecar is malformed. The Python itself is checked later, by prepare.
+Result<Task> LoadTask(const std::filesystem::path& file);
+
+// A file gives one task; a directory gives every .py file below it (sorted,
+// skipping __init__.py and hidden folders). Error when nothing is found.
+Result<std::vector<Task>> DiscoverTasks(const std::filesystem::path& file_or_dir);
+
+}  // namespace anvil

@@ -1,0 +1,116 @@
+#include "verify/feedback.h"
+
+#include <cstdio>
+
+#include "core/python.h"
+
+namespace anvil {
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string Index(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+std::string WrongAnswerText(const Verdict& v) {
+  const CorrectGate& c = v.correct;
+  std::string text = "Wrong answer: " + std::to_string(c.passed) + " of " + std::to_string(c.trials) +
+                     " trials match the reference.\n";
+  for (const auto& t : c.details) {
+    if (t.ok) continue;
+    text += "Trial " + std::to_string(t.trial) + ": ";
+    if (t.problem == "output count") {
+      text += "returned a different number of outputs than the reference.\n";
+      return text;
+    }
+    for (const auto& o : t.outputs) {
+      const CompareResult& r = o.result;
+      if (r.ok) continue;
+      if (r.problem == "shape" || r.problem == "dtype") {
+        text += "output " + o.name + " has the wrong " + r.problem + ".\n";
+        return text;
+      }
+      text += "output " + o.name + " differs in " + std::to_string(r.mismatches) + " of " +
+              std::to_string(r.elements) + " elements (max abs error " + Num(r.max_abs_error) + ", max rel error " +
+              Num(r.max_rel_error) + "; tolerance atol=" + Num(o.tolerance.atol) + " rtol=" + Num(o.tolerance.rtol) +
+              ").";
+      if (r.first_mismatch >= 0) {
+        text += " First mismatch at index " + Index(r.first_mismatch_index) + ": expected " +
+                Num(r.expected_at_first) + ", got " + Num(r.actual_at_first) + ".";
+      }
+      if (r.nonfinite_mismatches > 0) {
+        text += " " + std::to_string(r.nonfinite_mismatches) +
+                " elements are NaN/Inf where the reference is finite (outputs start as NaN: was every element "
+                "written?).";
+      }
+      text += "\n";
+      return text;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string MakeFeedback(const Verdict& v) {
+  switch (v.status) {
+    case VerdictStatus::kCompileError:
+      if (v.compile.compiler == "python") return "The candidate is not valid Python:\n" + v.compile.summary;
+      return "Compilation failed (" + v.compile.compiler + "). Fix these errors:\n" + v.compile.summary;
+    case VerdictStatus::kRuntimeError: {
+      std::string where = v.run.stage.empty() ? "" : " during " + v.run.stage;
+      std::string text = "Runtime error" + where;
+      if (v.run.term_signal != 0) {
+        text += ": the process was killed by signal " + std::to_string(v.run.term_signal) +
+                " (a crash: invalid memory access, abort, ...)";
+      } else if (!v.run.message.empty()) {
+        text += ": " + v.run.message;
+      } else {
+        text += ": the process exited with code " + std::to_string(v.run.exit_code);
+      }
+      text += ".\n";
+      std::string tail = TailLines(v.run.traceback.empty() ? v.run.stderr_tail : v.run.traceback, 12);
+      if (!tail.empty()) text += tail + "\n";
+      return text;
+    }
+    case VerdictStatus::kTimeout:
+      return "Timeout: the candidate did not finish within " + Num(v.run.deadline_seconds) +
+             " s and was killed. Look for infinite loops, deadlocks, or far too much work per call.\n";
+    case VerdictStatus::kWrongAnswer:
+      return WrongAnswerText(v);
+    case VerdictStatus::kCheat: {
+      std::string text = "Rejected as not a genuine kernel implementation:\n";
+      for (const auto& h : v.legal.hits) {
+        if (h.severity != "cheat") continue;
+        text += "- [" + h.rule + "] " + h.message;
+        if (h.line > 0) text += " (" + h.source + " line " + std::to_string(h.line) + ": " + h.excerpt + ")";
+        text += "\n";
+      }
+      text += "Compute the result in your own kernel; torch/library calls may only allocate or reshape.\n";
+      return text;
+    }
+    case VerdictStatus::kPass: {
+      std::string text = "Correct on " + std::to_string(v.correct.passed) + "/" + std::to_string(v.correct.trials) +
+                         " trials.";
+      if (v.perf.ran) {
+        text += " Median time " + Num(v.perf.candidate.median_ms) + " ms";
+        if (v.perf.speedup_eager > 0) text += "; speedup " + Num(v.perf.speedup_eager) + "x vs eager";
+        if (v.perf.speedup_compile > 0) text += ", " + Num(v.perf.speedup_compile) + "x vs torch.compile";
+        text += ".";
+      }
+      return text + "\n";
+    }
+    case VerdictStatus::kInfraError:
+      return "The verifier could not finish (not the candidate's fault): " + v.error + "\n";
+  }
+  return "";
+}
+
+}  // namespace anvil

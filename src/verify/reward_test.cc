@@ -1,0 +1,48 @@
+#include "verify/reward.h"
+
+#include <gtest/gtest.h>
+
+namespace anvil {
+namespace {
+
+Verdict WithStatus(VerdictStatus s, double q) {
+  Verdict v;
+  v.status = s;
+  v.correctness_rate = q;
+  return v;
+}
+
+TEST(RewardTest, FailuresAreMinusOne) {
+  for (auto s : {VerdictStatus::kCompileError, VerdictStatus::kRuntimeError, VerdictStatus::kTimeout,
+                 VerdictStatus::kCheat, VerdictStatus::kInfraError}) {
+    EXPECT_EQ(ComputeReward(WithStatus(s, 1.0), {}), -1.0) << StatusName(s);
+  }
+}
+
+TEST(RewardTest, PartialCorrectnessIsLinear) {
+  EXPECT_EQ(ComputeReward(WithStatus(VerdictStatus::kWrongAnswer, 0.0), {}), -1.0);
+  EXPECT_DOUBLE_EQ(ComputeReward(WithStatus(VerdictStatus::kWrongAnswer, 0.6), {}), -0.2);
+}
+
+TEST(RewardTest, PassRewardsCappedSpeedup) {
+  Verdict v = WithStatus(VerdictStatus::kPass, 1.0);
+  v.perf.speedup_eager = 0.5;
+  EXPECT_DOUBLE_EQ(ComputeReward(v, {}), 1.0);  // Slower than eager: no bonus.
+  v.perf.speedup_eager = 3.0;
+  EXPECT_DOUBLE_EQ(ComputeReward(v, {}), 2.0);  // 1 + 0.5 * 2
+  v.perf.speedup_eager = 100.0;
+  EXPECT_DOUBLE_EQ(ComputeReward(v, {}), 3.0);  // Capped at nu_max = 4.
+  RewardOptions o;
+  o.lambda = 1.0;
+  o.nu_max = 1.0;
+  o.against_compile = true;
+  v.perf.speedup_compile = 1.5;
+  EXPECT_DOUBLE_EQ(ComputeReward(v, o), 1.5);
+}
+
+TEST(RewardTest, PassWithoutTimingGetsBaseReward) {
+  EXPECT_DOUBLE_EQ(ComputeReward(WithStatus(VerdictStatus::kPass, 1.0), {}), 1.0);
+}
+
+}  // namespace
+}  // namespace anvil

@@ -1,0 +1,106 @@
+// The verdict: one candidate's status, each gate's data, the reward and the
+// feedback text (DESIGN.md "One candidate, five gates"). The JSON form is a
+// versioned contract documented in docs/verdict.md and
+// docs/verdict.schema.json. Plain value.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compile/compile_result.h"
+#include "core/stats.h"
+#include "integrity/rule_hit.h"
+#include "verify/compare.h"
+
+namespace anvil {
+
+inline constexpr int kVerdictSchemaVersion = 1;
+
+enum class VerdictStatus { kPass, kCompileError, kRuntimeError, kTimeout, kWrongAnswer, kCheat, kInfraError };
+const char* StatusName(VerdictStatus status);
+
+struct RunGate {
+  bool ran = false;
+  bool ok = false;
+  double seconds = 0;
+  double deadline_seconds = 0;
+  bool timed_out = false;
+  int exit_code = 0;
+  int term_signal = 0;
+  std::string stage;  // Where it failed: import, init, forward, output, native, exit, ...
+  std::string message;
+  std::string traceback;
+  std::string stderr_tail;
+  int trials_completed = 0;
+};
+
+struct OutputCheck {
+  std::string name;
+  std::string dtype;
+  Tolerance tolerance;
+  CompareResult result;
+};
+
+struct TrialCheck {
+  int trial = 0;
+  bool ok = false;
+  std::string problem;  // "", "output count", or the first failing output's problem.
+  std::vector<OutputCheck> outputs;
+};
+
+struct CorrectGate {
+  bool ran = false;
+  bool ok = false;
+  int trials = 0;
+  int passed = 0;
+  std::vector<TrialCheck> details;
+};
+
+struct LegalGate {
+  bool ran = false;
+  bool ok = true;
+  std::vector<RuleHit> hits;
+  std::string python_parse_error;
+};
+
+struct PerfGate {
+  bool ran = false;
+  std::string skipped;  // Why it did not run.
+  int warmup = 0;
+  int iters = 0;
+  TimingStats candidate;
+  std::optional<TimingStats> eager, compile;
+  std::string eager_error, compile_error;
+  double speedup_eager = 0;    // eager median / candidate median; 0 when unknown.
+  double speedup_compile = 0;
+};
+
+struct Verdict {
+  VerdictStatus status = VerdictStatus::kInfraError;
+  std::string task;       // Task name.
+  std::string task_path;
+  int level = 0;
+  std::string candidate;  // Candidate path.
+  std::string format;     // "kernelbench" | "native"
+  std::string backend;
+  bool device_present = true;
+  std::string torch_version;
+  std::string anvil_version;
+  std::string started_at;  // ISO 8601 UTC.
+  double seconds = 0;
+  CompileResult compile;
+  RunGate run;
+  CorrectGate correct;
+  LegalGate legal;
+  PerfGate perf;
+  double correctness_rate = 0;  // q = passed trials / trials.
+  double reward = -1;
+  std::string feedback;
+  std::string error;  // infra_error: what went wrong in anvil or the environment.
+};
+
+// The verdict as JSON text (`indent` < 0: one line).
+std::string VerdictToJson(const Verdict& verdict, int indent);
+
+}  // namespace anvil
