@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets everything up, then runs every CPU test (unit, CLI black-box, Python).
+# GPU tests carry the CTest label `gpu`; run them on a GPU machine with
+#   ctest --test-dir build -L gpu
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/setup.sh"
+build="${ANVIL_BUILD_DIR:-$root/build}"
+labels=(-LE gpu)
+[ "${ANVIL_GPU_TESTS:-0}" = "1" ] && labels=()
+ctest --test-dir "$build" --output-on-failure "${labels[@]}" "$@"

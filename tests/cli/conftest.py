@@ -1,0 +1,58 @@
+"""Shared helpers for the black-box CLI tests: run the real `anvil` binary as a user would."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+BAD_TASKS = ROOT / "tests" / "data" / "bad_tasks"
+
+
+def anvil_bin():
+    path = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
+    if not os.path.exists(path):
+        pytest.fail(f"anvil binary not found at {path}; build first (scripts/setup.sh)")
+    return path
+
+
+def cache_dir():
+    # Shared by the CLI test files of one build so each C++ extension compiles once per CI run.
+    path = os.environ.get("ANVIL_TEST_CACHE") or str(Path(anvil_bin()).parent / "test-cache")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def run_anvil(*args, env=None, timeout=1200):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([anvil_bin(), *args], capture_output=True, text=True, env=full_env, timeout=timeout)
+    return proc
+
+
+def eval_json(*args, env=None, timeout=1200):
+    """Runs `anvil eval --json` and returns (verdicts, process)."""
+    proc = run_anvil("eval", "--json", "--cache-dir", cache_dir(), "-q", *args, env=env, timeout=timeout)
+    verdicts = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            verdicts.append(json.loads(line))
+    if not verdicts and proc.stdout.strip().startswith("{"):
+        verdicts = [json.loads(proc.stdout)]
+    return verdicts, proc
+
+
+@pytest.fixture(scope="session")
+def schema():
+    with open(ROOT / "docs" / "verdict.schema.json") as f:
+        return json.load(f)
+
+
+def validate(verdict, schema):
+    import jsonschema
+    jsonschema.validate(verdict, schema)

@@ -1,0 +1,62 @@
+"""Hostile candidates: hangs end as timeouts on time and leave nothing behind; crashes do not stop the run."""
+
+import os
+import time
+
+from conftest import EXAMPLES, eval_json
+
+RELU = str(EXAMPLES / "tasks" / "relu.py")
+CANDS = EXAMPLES / "candidates" / "relu"
+
+
+def processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append((pid, cmdline))
+    return found
+
+
+def test_hanging_candidates_time_out_within_deadline_and_leave_no_process():
+    deadline = 6.0
+    for name in ("timeout_native.cpp", "timeout_kb.py"):
+        cand = str(CANDS / name)
+        verdicts, proc = eval_json("--task", RELU, "--candidate", cand, "--timeout", str(deadline), "--no-perf")
+        assert proc.returncode == 0, proc.stderr
+        v = verdicts[0]
+        assert v["status"] == "timeout", v["feedback"]
+        assert v["gates"]["run"]["timed_out"]
+        assert v["gates"]["run"]["seconds"] <= deadline + 2.0, v["gates"]["run"]
+        assert v["reward"] == -1
+        time.sleep(0.2)
+        assert processes_mentioning(cand) == [], f"{name} left processes behind"
+
+
+def test_after_a_segfault_the_next_evaluation_proceeds():
+    order = [CANDS / "segfault_native.cpp", CANDS / "pass_native.cpp", CANDS / "segfault_kb.py",
+             CANDS / "pass_kb.py"]
+    verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, order), "--no-perf")
+    assert proc.returncode == 0, proc.stderr
+    assert [v["status"] for v in verdicts] == ["runtime_error", "pass", "runtime_error", "pass"]
+    assert verdicts[0]["gates"]["run"]["signal"] == 11
+    assert "signal 11" in verdicts[0]["feedback"]
+
+
+def test_runtime_error_reports_the_message_and_traceback():
+    verdicts, _ = eval_json("--task", RELU, "--candidate", str(CANDS / "runtime_error_native.cpp"), "--no-perf")
+    v = verdicts[0]
+    assert v["status"] == "runtime_error"
+    assert v["gates"]["run"]["stage"] == "native"
+    assert "anvil_forward returned 7" in v["gates"]["run"]["message"]
+    verdicts, _ = eval_json("--task", RELU, "--candidate", str(CANDS / "runtime_error_kb.py"), "--no-perf")
+    v = verdicts[0]
+    assert v["status"] == "runtime_error"
+    assert v["gates"]["run"]["stage"] == "forward"
+    assert "Traceback" in v["gates"]["run"]["traceback"]

@@ -1,0 +1,98 @@
+"""`anvil tasks`, broken tasks, bad usage, --help, and the cuda backend on a machine without a GPU."""
+
+import json
+
+import pytest
+
+from conftest import BAD_TASKS, EXAMPLES, cache_dir, eval_json, run_anvil
+
+RELU = str(EXAMPLES / "tasks" / "relu.py")
+
+
+def test_tasks_lists_examples():
+    proc = run_anvil("tasks", str(EXAMPLES / "tasks"))
+    assert proc.returncode == 0
+    for name in ("relu", "softmax", "matmul", "linear_relu", "small_mlp", "sum_reduction"):
+        assert name in proc.stdout
+    assert "6 tasks" in proc.stdout
+
+
+def test_tasks_spec_json():
+    proc = run_anvil("tasks", str(EXAMPLES / "tasks" / "linear_relu.py"), "--spec", "--json",
+                     "--cache-dir", cache_dir())
+    assert proc.returncode == 0, proc.stderr
+    spec = json.loads(proc.stdout)
+    assert spec["inputs"] == [{"name": "in0", "dtype": "float32", "shape": [32, 256], "strides": [256, 1]}]
+    assert [p["name"] for p in spec["params"]] == ["linear.weight", "linear.bias"]
+    assert spec["outputs"][0]["shape"] == [32, 128]
+    assert any("addmm" in op["op"] or "linear" in op["op"] for op in spec["ops"])
+    assert any("relu" in op["op"] for op in spec["ops"])
+    assert spec["init_inputs"] == [256, 128]
+
+
+@pytest.mark.parametrize("task,stage,words", [
+    ("syntax_error.py", "import", "syntax error"),
+    ("import_error.py", "import", "anvil_no_such_module"),
+    ("no_model.py", "missing", "Model"),
+    ("bad_inputs.py", "get_inputs", "get_inputs"),
+    ("bad_forward.py", "forward", "forward"),
+])
+def test_broken_tasks_get_clear_messages(task, stage, words):
+    proc = run_anvil("eval", "--cache-dir", cache_dir(), "--task", str(BAD_TASKS / task), "--candidate",
+                     str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp"))
+    assert proc.returncode == 2
+    assert f"[stage: {stage}]" in proc.stderr, proc.stderr
+    assert words in proc.stderr
+    assert task.replace(".py", "") in proc.stderr
+
+
+def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(
+        json.dumps({"task": str(BAD_TASKS / "bad_forward.py"),
+                    "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")}) + "\n" +
+        json.dumps({"task": RELU, "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")}) + "\n")
+    out = tmp_path / "verdicts.jsonl"
+    verdicts, proc = eval_json("--list", str(jobs), "--no-perf", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [v["status"] for v in verdicts] == ["infra_error", "pass"]
+    assert "bad_forward" in verdicts[0]["error"]
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_usage_errors_exit_2():
+    assert run_anvil("eval", "--candidate", "x.py").returncode == 2
+    assert run_anvil("eval", "--task", RELU).returncode == 2
+    assert run_anvil("eval", "--task", "/nonexistent/task.py", "--candidate", "x.py").returncode == 2
+    assert run_anvil("eval", "--task", RELU, "--candidate", "/nonexistent.py").returncode == 2
+    assert run_anvil("eval", "--backend", "tpu", "--task", RELU, "--candidate", RELU).returncode == 2
+    assert run_anvil("frobnicate").returncode == 2
+    assert run_anvil().returncode == 2
+
+
+def test_help_on_every_command():
+    for args in ([], ["eval"], ["tasks"]):
+        proc = run_anvil(*args, "--help")
+        assert proc.returncode == 0
+        assert "Usage" in proc.stdout or "usage" in proc.stdout.lower()
+    assert "--candidate" in run_anvil("eval", "--help").stdout
+
+
+def test_cuda_backend_without_gpu_runs_compile_and_static_checks():
+    env = {"ANVIL_ASSUME_NO_GPU": "1"}
+    cands = EXAMPLES / "candidates"
+    verdicts, proc = eval_json("--backend", "cuda", "--task", str(EXAMPLES / "tasks" / "matmul.py"), "--candidate",
+                               str(cands / "matmul" / "cheat_native.cpp"), str(cands / "matmul" / "pass_native.cpp"),
+                               env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "no cuda device" in proc.stderr
+    cheat, ok = verdicts
+    assert cheat["status"] == "cheat"
+    assert cheat["gates"]["compile"]["compiler"].endswith("nvcc")
+    assert ok["status"] == "infra_error"
+    assert ok["gates"]["compile"]["ok"] is True
+    assert "no cuda device is present" in ok["error"]
+    assert ok["backend"] == {"name": "cuda", "device_present": False}
+    verdicts, _ = eval_json("--backend", "cuda", "--task", RELU, "--candidate",
+                            str(cands / "relu" / "compile_error_native.cpp"), env=env)
+    assert verdicts[0]["status"] == "compile_error"
