@@ -1,0 +1,610 @@
+"""Tests of anvil_py.static_check: every rule fires on its hack, aliases resolve, legitimate code stays clean."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from anvil_py.static_check import RULES, check_source
+
+PRELUDE = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_src = """
+#include <torch/extension.h>
+__global__ void relu_kernel(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+torch::Tensor relu_cuda(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  relu_kernel<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+  return y;
+}
+"""
+ext = load_inline(name="relu_ext", cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);",
+                  cuda_sources=cuda_src, functions=["relu_cuda"])
+'''
+
+
+def report(src, fmt="kernelbench"):
+    r = check_source(textwrap.dedent(src), fmt)
+    assert r["parse_error"] is None, r["parse_error"]
+    return r
+
+
+def hits(src, fmt="kernelbench"):
+    return report(src, fmt)["hits"]
+
+
+def cheats(src, fmt="kernelbench"):
+    return [h for h in hits(src, fmt) if h["severity"] == "cheat"]
+
+
+def model(forward, init="pass", extra="", base="nn.Module", prelude=PRELUDE):
+    """A candidate: PRELUDE, then `extra` at module level, then ModelNew with the given bodies."""
+    return prelude + textwrap.dedent(extra) + f"""
+class ModelNew({base}):
+    def __init__(self):
+        super().__init__()
+{textwrap.indent(textwrap.dedent(init).strip(), " " * 8)}
+
+    def forward(self, x):
+{textwrap.indent(textwrap.dedent(forward).strip(), " " * 8)}
+"""
+
+
+def line_of(src, needle):
+    lines = textwrap.dedent(src).splitlines()
+    return next(i + 1 for i, text in enumerate(lines) if needle in text)
+
+
+def assert_hit(src, rule, needle, severity="cheat", fmt="kernelbench"):
+    found = [h for h in hits(src, fmt) if h["rule"] == rule and h["severity"] == severity]
+    assert found, f"no {severity} {rule} hit in {hits(src, fmt)}"
+    want = line_of(src, needle)
+    assert want in [h["line"] for h in found], f"{rule} not on line {want}: {found}"
+    assert all(h["rule"] in RULES for h in hits(src, fmt))
+
+
+def assert_no_cheat(src, fmt="kernelbench"):
+    bad = cheats(src, fmt)
+    assert not bad, bad
+
+
+# ------------------------------------------------------------------ py.torch_compute and aliases
+@pytest.mark.parametrize("forward, needle", [
+    ("return torch.relu(x)", "torch.relu"),
+    ("return torch.nn.functional.gelu(x)", "gelu"),
+    ("return x.relu()", "x.relu()"),
+    ("y = x.contiguous()\nreturn y.softmax(dim=-1)", "softmax"),
+    ("return x @ x.t()", "@"),
+    ("return torch.ops.aten.relu.default(x)", "aten"),
+    ("return torch.Tensor.relu(x)", "Tensor.relu"),
+    ("f = torch.sigmoid\nreturn f(x)", "f(x)"),
+    ("return torch.cat([x, x])", "torch.cat"),
+    ("return x.sum(dim=0)", "sum"),
+    ("return torch.nn.ReLU()(x)", "ReLU"),
+    ("y = getattr(torch, 'relu')(x)\nreturn y", "getattr"),
+    ("return __import__('torch').tanh(x)", "__import__"),
+    ("import sys\nreturn sys.modules['torch'].erf(x)", "sys.modules"),
+    ("return vars(torch)['relu'](x)", "vars"),
+    ("return list(map(torch.relu, [x]))[0]", "map"),
+    ("import functools, operator\nreturn functools.reduce(operator.matmul, [x, x])", "reduce"),
+    ("return x.to(torch.float32).exp()", "exp"),
+])
+def test_torch_compute_in_forward(forward, needle):
+    src = model(forward)
+    assert_hit(src, "py.torch_compute", needle)
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("import torch as t", "t.relu(x)"),
+    ("from torch import relu as r", "r(x)"),
+    ("from torch.nn import functional as Fn", "Fn.silu(x)"),
+    ("import torch.nn.functional as F", "F.linear(x, x)"),
+    ("R = torch.relu", "R(x)"),
+    ("R = getattr(torch, 'relu')", "R(x)"),
+    ("import operator", "operator.matmul(x, x)"),
+    ("from operator import matmul as mm", "mm(x, x)"),
+    ("import functools\nR = functools.partial(torch.relu)", "R(x)"),
+    ("from torch import *", "sigmoid(x)"),
+    ("import torch.special as S", "S.erf(x)"),
+    ("import torch.linalg", "torch.linalg.matrix_norm(x)"),
+])
+def test_aliases_resolve(imports, call):
+    src = model(f"return {call}", extra=imports + "\n")
+    assert_hit(src, "py.torch_compute", call)
+
+
+def test_static_method_alias_in_class_body():
+    src = model("return self.act(x)") + "\n    act = staticmethod(torch.relu)\n"
+    assert_hit(src, "py.torch_compute", "self.act(x)")
+
+
+def test_layer_module_called_in_forward():
+    src = model("return self.linear(x)", init="self.linear = nn.Linear(4, 4)")
+    assert_hit(src, "py.torch_compute", "self.linear(x)")
+
+
+def test_sequential_and_module_list_are_followed():
+    src = model("for layer in self.layers:\n    x = layer(x)\nreturn self.head(x)",
+                init="self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n"
+                     "self.head = nn.Sequential(nn.Linear(4, 4), nn.ReLU())")
+    assert_hit(src, "py.torch_compute", "layer(x)")
+    assert_hit(src, "py.torch_compute", "self.head(x)")
+
+
+def test_layers_collected_in_a_local_list():
+    init = """
+    layers = []
+    layers.append(nn.Linear(4, 4))
+    layers.append(nn.ReLU())
+    self.net = nn.Sequential(*layers)
+    """
+    assert_hit(model("return self.net(x)", init=init), "py.torch_compute", "self.net(x)")
+
+
+def test_transitive_helpers_and_methods():
+    extra = """
+    def helper(t):
+        return torch.tanh(t)
+
+    def outer(t):
+        return helper(t)
+    """
+    src = model("y = outer(x)\nreturn self._post(y)", extra=extra) + \
+        "\n    def _post(self, y):\n        return torch.sigmoid(y)\n"
+    assert_hit(src, "py.torch_compute", "torch.tanh")
+    assert_hit(src, "py.torch_compute", "torch.sigmoid")
+    msg = next(h["message"] for h in hits(src) if "tanh" in h["excerpt"])
+    assert "helper" in msg and "ModelNew.forward" in msg
+
+
+def test_local_submodule_forward_is_followed():
+    extra = """
+    class Block(nn.Module):
+        def forward(self, t):
+            return torch.relu(t)
+    """
+    src = model("return self.block(x)", init="self.block = Block()", extra=extra)
+    assert_hit(src, "py.torch_compute", "torch.relu(t)")
+
+
+def test_autograd_function_apply_is_followed():
+    extra = """
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return torch.exp(t)
+    """
+    assert_hit(model("return Fn.apply(x)", extra=extra), "py.torch_compute", "torch.exp")
+
+
+def test_torch_compile_is_compute():
+    src = model("return self.fn(x)", init="self.fn = torch.compile(lambda t: t * 2)")
+    assert_hit(src, "py.torch_compute", "self.fn(x)")
+
+
+def test_compute_outside_forward_is_not_a_hit():
+    # Weight preprocessing in __init__ and the reference's helpers are legitimate.
+    init = "self.w = nn.Parameter(torch.randn(4, 4))\nself.register_buffer('wt', torch.tanh(self.w.detach()))"
+    extra = "def get_inputs():\n    return [torch.relu(torch.randn(4))]\n"
+    src = model("return ext.relu_cuda(x)", init=init, extra=extra)
+    assert not [h for h in hits(src) if h["rule"] == "py.torch_compute"]
+
+
+def test_tensor_arith_is_evidence_only():
+    src = model("y = ext.relu_cuda(x)\nreturn y * 2 + x")
+    found = [h for h in hits(src) if h["rule"] == "py.tensor_arith"]
+    assert found and all(h["severity"] == "evidence" for h in found)
+    assert_no_cheat(src)
+
+
+# ------------------------------------------------------------------ py.reference_model
+def test_subclassing_the_reference():
+    src = "import torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n" \
+          "class Model(nn.Module):\n    pass\n\nclass ModelNew(Model):\n    pass\n"
+    assert_hit(src, "py.reference_model", "class ModelNew(Model)")
+
+
+def test_super_forward_of_the_reference():
+    src = model("return super().forward(x)", base="Model")
+    assert_hit(src, "py.reference_model", "super().forward")
+
+
+def test_calling_the_reference():
+    src = model("return self.ref(x)", init="self.ref = Model()")
+    assert_hit(src, "py.reference_model", "Model()")
+    assert_hit(src, "py.reference_model", "self.ref(x)")
+
+
+def test_model_new_is_model():
+    assert_hit(PRELUDE + "from ref import Model\nModelNew = Model\n", "py.reference_model", "ModelNew = Model")
+
+
+# ------------------------------------------------------------------ py.fallback
+def test_try_except_fallback():
+    src = model("""
+    try:
+        return ext.relu_cuda(x)
+    except Exception:
+        return torch.relu(x)
+    """)
+    assert_hit(src, "py.fallback", "except Exception")
+
+
+def test_fallback_through_a_method():
+    src = model("""
+    try:
+        out = self.ext.relu_cuda(x)
+    except RuntimeError:
+        out = self._torch_path(x)
+    return out
+    """, init="self.ext = ext") + "\n    def _torch_path(self, t):\n        return t.clamp(min=0)\n"
+    assert_hit(src, "py.fallback", "except RuntimeError")
+
+
+@pytest.mark.parametrize("handler", ["raise", "pass", "print('kernel failed')\nraise"])
+def test_try_without_torch_in_handler_is_not_fallback(handler):
+    body = f"try:\n    return ext.relu_cuda(x)\nexcept Exception:\n{textwrap.indent(handler, '    ')}"
+    src = model(body)
+    assert "py.fallback" not in {h["rule"] for h in hits(src)}
+    assert_no_cheat(src)
+
+
+# ------------------------------------------------------------------ process, thread and sandbox rules
+@pytest.mark.parametrize("code, rule, needle", [
+    ("import threading\nthreading.Thread(target=print).start()", "py.thread", "threading.Thread"),
+    ("import threading", "py.thread", "import threading"),
+    ("from concurrent.futures import ThreadPoolExecutor", "py.thread", "concurrent"),
+    ("import os\npid = os.fork()", "py.thread", "os.fork"),
+    ("import asyncio", "py.thread", "asyncio"),
+    ("import torch.cuda\ntorch.cuda.Event.elapsed_time = lambda a, b: 0.001", "py.monkeypatch", "elapsed_time"),
+    ("import time\ntime.perf_counter = lambda: 0.0", "py.monkeypatch", "perf_counter"),
+    ("import time as tm\ntm.perf_counter = lambda: 0.0", "py.monkeypatch", "tm.perf_counter"),
+    ("from torch.cuda import Event as E\nE.elapsed_time = None", "py.monkeypatch", "E.elapsed_time"),
+    ("torch.allclose = lambda *a, **k: True", "py.monkeypatch", "torch.allclose"),
+    ("setattr(torch, 'allclose', lambda *a, **k: True)", "py.monkeypatch", "setattr"),
+    ("import time\nobject.__setattr__(time, 'time', None)", "py.monkeypatch", "__setattr__"),
+    ("def f():\n    pass\nf.__code__ = (lambda: 1).__code__", "py.monkeypatch", "__code__ ="),
+    ("import sys\nsys.modules['torch'] = None", "py.monkeypatch", "sys.modules"),
+    ("import builtins\nbuiltins.print = None", "py.monkeypatch", "builtins.print"),
+    ("import anvil_py.timing\nanvil_py.timing.Timer = None", "py.monkeypatch", "Timer"),
+    ("ext.relu_cuda = torch.relu", "py.monkeypatch", "ext.relu_cuda ="),
+    ("def f():\n    pass\nf.__globals__['torch'] = None", "py.monkeypatch", "__globals__"),
+    ("exec('x = 1')", "py.dynamic_code", "exec"),
+    ("y = eval('1 + 1')", "py.dynamic_code", "eval"),
+    ("c = compile('1', 'f', 'eval')", "py.dynamic_code", "compile"),
+    ("name = 'os'\nm = __import__(name)", "py.dynamic_code", "__import__"),
+    ("import importlib\nname = 'os'\nm = importlib.import_module(name)", "py.dynamic_code", "import_module"),
+    ("import base64\nexec(base64.b64decode('eD0x'))", "py.dynamic_code", "exec"),
+    ("import pickle\nobj = pickle.loads(b'')", "py.dynamic_code", "pickle.loads"),
+    ("f = open('/tmp/x', 'w')", "py.file_access", "open("),
+    ("import os\nos.remove('/tmp/x')", "py.file_access", "os.remove"),
+    ("import pathlib\npathlib.Path('/tmp/x').write_text('hi')", "py.file_access", "write_text"),
+    ("from pathlib import Path\np = Path('/tmp') / 'x'\np.read_text()", "py.file_access", "read_text"),
+    ("import shutil\nshutil.rmtree('/tmp/x')", "py.file_access", "rmtree"),
+    ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'", "py.file_access", "environ"),
+    ("import os\nos.environ.update({'A': '1'})", "py.file_access", "environ.update"),
+    ("path = '/proc/self/mem'", "py.file_access", "/proc/self/mem"),
+    ("import socket", "py.network", "import socket"),
+    ("import urllib.request\nurllib.request.urlopen('http://x')", "py.network", "urlopen"),
+    ("import os\nos.system('ls')", "py.process", "os.system"),
+    ("import subprocess\nsubprocess.run(['ls'])", "py.process", "subprocess.run"),
+    ("import os\nos.kill(1, 9)", "py.process", "os.kill"),
+    ("import os\nos._exit(0)", "py.process", "os._exit"),
+    ("import signal", "py.process", "import signal"),
+    ("import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', 'x'])",
+     "py.pip_install", "pip"),
+    ("import os\nos.system('pip install triton')", "py.pip_install", "pip install"),
+    ("import sys\nsys.path.insert(0, '/tmp')", "py.shadow_import", "sys.path.insert"),
+    ("import sys\nsys.path = ['/tmp']", "py.shadow_import", "sys.path ="),
+    ("open('torch.py', 'w').write('')", "py.shadow_import", "torch.py"),
+    ("open('helper.py', 'w').write('')\nimport helper", "py.shadow_import", "import helper"),
+    ("import gc\nobjs = gc.get_objects()", "py.gc_frame", "get_objects"),
+    ("import sys\nf = sys._getframe(1)", "py.gc_frame", "_getframe"),
+    ("import inspect\nf = inspect.currentframe().f_back", "py.gc_frame", "currentframe"),
+    ("class Lazy(torch.Tensor):\n    pass", "py.lazy_tensor", "class Lazy"),
+    ("t = torch.Tensor._make_subclass(torch.Tensor, torch.empty(1))", "py.lazy_tensor", "_make_subclass"),
+    ("class M:\n    def __torch_function__(self, *a):\n        pass", "py.lazy_tensor", "__torch_function__"),
+    ("t = torch.empty(1)\nt.__class__ = object", "py.lazy_tensor", "__class__"),
+])
+def test_module_level_rules(code, rule, needle):
+    src = model("return ext.relu_cuda(x)", extra=code + "\n")
+    assert_hit(src, rule, needle)
+
+
+def test_rules_inside_forward_use_local_aliases():
+    src = model("import threading as th\nth.Thread(target=print).start()\nreturn ext.relu_cuda(x)")
+    assert_hit(src, "py.thread", "th.Thread")
+
+
+@pytest.mark.parametrize("code, rule, needle", [
+    ("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'", "py.file_access", "TORCH_CUDA_ARCH_LIST"),
+    ("import os\nv = os.environ.get('TORCH_SHOW_CPP_STACKTRACES')", "py.file_access", "environ.get"),
+    ("import base64\nblob = base64.b64decode('AAAA')", "py.dynamic_code", "b64decode"),
+    ("s = torch.cuda.Stream()", "py.stream", "Stream()"),
+    ("torch.backends.cuda.matmul.allow_tf32 = True", "py.dtype_cast", "allow_tf32"),
+    ("torch.backends.cudnn.benchmark = True", "py.torch_config", "benchmark"),
+    ("import ctypes", "py.ctypes", "ctypes"),
+])
+def test_evidence_rules(code, rule, needle):
+    src = model("return ext.relu_cuda(x)", extra=code + "\n")
+    assert_hit(src, rule, needle, severity="evidence")
+    assert_no_cheat(src)
+
+
+@pytest.mark.parametrize("forward, needle", [
+    ("return ext.relu_cuda(x.half())", "half"),
+    ("return ext.relu_cuda(x.to(torch.bfloat16))", "bfloat16"),
+    ("with torch.autocast('cuda'):\n    return ext.relu_cuda(x)", "autocast"),
+])
+def test_dtype_cast_is_evidence(forward, needle):
+    src = model(forward)
+    assert_hit(src, "py.dtype_cast", needle, severity="evidence")
+    assert_no_cheat(src)
+
+
+def test_stream_in_forward_is_evidence():
+    src = model("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu_cuda(x)\nreturn y")
+    assert_hit(src, "py.stream", "Stream()", severity="evidence")
+    assert_no_cheat(src)
+
+
+# ------------------------------------------------------------------ the extension itself
+def test_no_extension_in_kernelbench_format():
+    src = "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert_hit(src, "py.no_extension", "class ModelNew")
+    assert [h["message"] for h in hits(src) if h["rule"] == "py.no_extension"][0].startswith(
+        "no custom kernel is built")
+    assert not hits(src, fmt="native")
+
+
+def test_unused_extension_is_evidence():
+    src = model("return torch.empty_like(x)")
+    assert_hit(src, "py.unused_extension", "class ModelNew", severity="evidence")
+
+
+@pytest.mark.parametrize("extra, forward", [
+    ("", "return ext.relu_cuda(x)"),
+    ("", "return self.ext.relu_cuda(x)"),
+    ("op = ext.relu_cuda\n", "return op(x)"),
+    ("", "return torch.ops.relu_ext.relu(x)"),
+    ("def _get():\n    global _ext\n    _ext = load_inline(name='a', cpp_sources='')\n    return _ext\n",
+     "return _get().relu_cuda(x)"),
+])
+def test_extension_calls_are_recognised(extra, forward):
+    src = model(forward, init="self.ext = ext", extra=extra)
+    rules = {h["rule"] for h in hits(src)}
+    assert "py.unused_extension" not in rules and "py.no_extension" not in rules
+    assert_no_cheat(src)
+
+
+def test_extension_held_in_a_dict():
+    extra = """
+    _mods = {}
+    def build(name):
+        _mods[name] = load_inline(name=name, cpp_sources="", functions=["matmul"])
+    """
+    init = "self.cache = {}\nself.cache['f32'] = load_inline(name='m', cpp_sources='', functions=['matmul'])"
+    forward = ("y = self.cache['f32'].matmul(x, x)\nz = self.cache.get('f32').matmul(y, x)\n"
+               "return _mods['a'].matmul(z, x)")
+    src = model(forward, init=init, extra=extra)
+    assert not hits(src), hits(src)
+
+
+def test_methods_on_non_tensors_are_not_compute():
+    extra = "import logging\nimport numpy as np\nlogger = logging.getLogger(__name__)\n"
+    forward = """
+    logger.log(10, "forward")
+    seen = set()
+    seen.add(1)
+    names = ["b", "a"]
+    names.sort()
+    total = np.ones(3).sum() + np.arange(4).max()
+    label = " ".join(names).split()
+    return ext.relu_cuda(x)
+    """
+    src = model(forward, extra=extra)
+    assert not hits(src), hits(src)
+
+
+def test_triton_kernel_counts_as_extension():
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=offs < n), 0), mask=offs < n)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                y = torch.empty_like(x)
+                n = x.numel()
+                relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+                return y
+    ''')
+    assert not hits(src), hits(src)
+
+
+# ------------------------------------------------------------------ legitimate patterns (catalog section 2)
+LEGIT = PRELUDE + '''
+import os
+os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+
+try:
+    import triton  # optional
+except ImportError:
+    triton = None
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features=4, out_features=4):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)  # held for its parameters
+        self.scale = nn.Parameter(torch.ones(out_features))
+        nn.init.kaiming_uniform_(self.linear.weight)
+        self.ext = ext
+        self._workspace = {}
+
+    def _buffer(self, x):
+        key = (x.shape, x.dtype)
+        if key not in self._workspace:
+            self._workspace[key] = torch.empty(x.numel(), device=x.device, dtype=x.dtype)
+        return self._workspace[key]
+
+    def forward(self, x, transpose: bool = False):
+        if x.dim() != 2:
+            raise ValueError("expected a matrix")
+        if not x.is_contiguous():
+            x = x.contiguous()
+        B, N = x.shape
+        grid = (x.numel() + 255) // 256
+        out = torch.empty((B, self.linear.out_features), device=x.device, dtype=x.dtype)
+        out2 = torch.empty_like(x)
+        tmp = self._buffer(x)
+        ptr = x.data_ptr()
+        try:
+            assert ptr % 16 == 0
+        except AssertionError:
+            pass
+        with torch.no_grad():
+            y = self.ext.relu_cuda(x.view(B, N))
+        w = self.linear.weight.t().contiguous()
+        stream = torch.cuda.current_stream()
+        torch.cuda.synchronize()
+        if transpose:
+            pass
+        y = y.reshape(B, -1).permute(1, 0).transpose(0, 1).unsqueeze(0).squeeze(0)
+        return y.view(B, N)
+'''
+
+
+def test_legitimate_candidate_has_no_cheat():
+    assert_no_cheat(LEGIT)
+
+
+def test_legitimate_candidate_evidence_is_limited():
+    rules = {h["rule"] for h in hits(LEGIT)}
+    assert rules <= {"py.file_access"}, hits(LEGIT)
+
+
+@pytest.mark.parametrize("forward", [
+    "return x",
+    "return x.view(-1)",
+    "return x.reshape(2, -1).contiguous()",
+    "out = torch.empty(x.shape, device=x.device)\next.relu_cuda(out)\nreturn out",
+    "return ext.relu_cuda(x).unsqueeze(0).expand(2, -1, -1).flatten(0, 1)",
+    "return ext.relu_cuda(x)[:, 0]",
+    "n = x.size(0)\nh = n // 2\nreturn ext.relu_cuda(x.narrow(0, 0, h))",
+    "ys = [ext.relu_cuda(c) for c in x.chunk(2)]\nreturn ys[0]",
+    "return ext.relu_cuda(x.float()).to(x.device)",
+    "if x is None:\n    pass\nreturn ext.relu_cuda(x)",
+])
+def test_legitimate_forwards(forward):
+    assert_no_cheat(model(forward))
+
+
+def test_import_guard_is_not_fallback():
+    src = '''
+import torch
+import torch.nn as nn
+try:
+    from torch.utils.cpp_extension import load_inline
+except ImportError:
+    load_inline = None
+try:
+    ext = load_inline(name="e", cpp_sources="", cuda_sources="", functions=["f"])
+except Exception as e:
+    print(e)
+    ext = None
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+'''
+    assert not hits(src), hits(src)
+
+
+def test_extension_built_in_init_and_held_by_weights():
+    src = '''
+import torch
+import torch.nn as nn
+from torch.utils import cpp_extension as ce
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.mod = ce.load_inline(name="e", cpp_sources="", functions=["linear"])
+
+    def forward(self, x):
+        return self.mod.linear(x, self.fc.weight, self.fc.bias)
+'''
+    assert not hits(src), hits(src)
+
+
+def test_main_block_is_ignored():
+    src = model("return ext.relu_cuda(x)",
+                extra='if __name__ == "__main__":\n    import subprocess\n    subprocess.run(["ls"])\n')
+    assert not hits(src), hits(src)
+
+
+def test_comments_and_docstrings_do_not_fire():
+    src = model('"""Uses torch.relu as a reference; run pip install triton first."""\n'
+                '# return torch.relu(x)\nreturn ext.relu_cuda(x)')
+    assert not hits(src), hits(src)
+
+
+# ------------------------------------------------------------------ output format and CLI
+def test_syntax_error_is_reported_with_line():
+    r = check_source("import torch\ndef f(:\n    pass\n")
+    assert r["hits"] == [] and r["version"] == 1
+    assert r["parse_error"].startswith("SyntaxError") and "line 2" in r["parse_error"]
+
+
+def test_hit_fields():
+    src = model("return torch.relu(x)")
+    h = next(h for h in hits(src) if h["rule"] == "py.torch_compute")
+    assert set(h) == {"rule", "severity", "line", "col", "excerpt", "message"}
+    assert h["excerpt"] == "return torch.relu(x)"
+    assert h["col"] == len("        return ") + 1
+
+
+def run_cli(tmp_path, text, *extra):
+    path = tmp_path / "cand.py"
+    path.write_text(text)
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+    return subprocess.run([sys.executable, "-m", "anvil_py.static_check", "--candidate", str(path), *extra],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_cli_prints_one_json_object(tmp_path):
+    p = run_cli(tmp_path, model("return torch.relu(x)"), "--format", "kernelbench")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["version"] == 1 and out["parse_error"] is None
+    assert "py.torch_compute" in {h["rule"] for h in out["hits"]}
+
+
+def test_cli_reports_parse_error_with_exit_zero(tmp_path):
+    p = run_cli(tmp_path, "def (:\n")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["parse_error"].startswith("SyntaxError")
+
+
+def test_checker_does_not_import_torch():
+    code = "import sys; import anvil_py.static_check; print('torch' in sys.modules)"
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.stdout.strip() == "False", p.stderr

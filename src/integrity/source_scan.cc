@@ -1,0 +1,466 @@
+#include "integrity/source_scan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace anvil {
+namespace {
+
+constexpr char kCheat[] = "cheat";
+constexpr char kEvidence[] = "evidence";
+constexpr size_t kMaxExcerpt = 240;
+constexpr size_t kMaxRawDelimiter = 16;
+constexpr int kMaxTemplateTokens = 64;
+constexpr size_t kMaxReceiverTokens = 256;
+
+using NameSet = std::unordered_set<std::string_view>;
+
+// The words of a space-separated list; the views point into `list`, a string literal.
+NameSet Words(std::string_view list) {
+  NameSet words;
+  size_t begin = 0;
+  while ((begin = list.find_first_not_of(' ', begin)) != std::string_view::npos) {
+    const size_t end = std::min(list.find(' ', begin), list.size());
+    words.insert(list.substr(begin, end - begin));
+    begin = end;
+  }
+  return words;
+}
+
+struct Vocabulary {
+  // at::/torch:: names that allocate, describe or view tensors (paper Appendix J plus metadata).
+  NameSet aten_allowed = Words(
+      "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like from_blob arange rand randn "
+      "randint rand_like randn_like randint_like tensor scalar_tensor dtype device layout requires_grad "
+      "memory_format pinned_memory ceil_div globalContext parallel_for parallel_reduce irange toString "
+      "typeMetaToScalarType elementSize infer_size manual_seed clone contiguous copy_ view reshape permute "
+      "transpose squeeze unsqueeze expand flatten select slice as_strided alias broadcast_to narrow stride "
+      "allclose equal item numel _local_scalar_dense");
+  // Namespaces under at::/torch:: that hold no compute (vendor-handle getters are caught before).
+  NameSet aten_quiet_namespaces = Words("cuda detail autograd jit python library indexing hip mps xpu vec musa utils");
+  // Compute names flagged without a call (`&at::mm`, `using at::mm;`) or on a receiver of unknown type.
+  NameSet strong_compute = Words(
+      "matmul mm bmm addmm addmv addbmm baddbmm mv relu relu_ softmax log_softmax sigmoid sigmoid_ tanh_ gelu "
+      "silu index_select masked_fill masked_fill_ scatter_add scatter_add_ index_add_ cumsum cumprod logsumexp "
+      "argmax argmin amax amin topk clamp clamp_ clamp_min clamp_max layer_norm softplus hardtanh leaky_relu elu "
+      "lerp addcmul addcdiv rsqrt erf expm1 log1p nan_to_num einsum tril triu conv1d conv2d conv3d "
+      "conv_transpose2d linear batch_norm group_norm instance_norm max_pool2d avg_pool2d adaptive_avg_pool2d "
+      "dropout embedding scaled_dot_product_attention _scaled_mm cross_entropy");
+  // Compute method names common elsewhere: flagged only when the receiver is a known tensor.
+  NameSet generic_methods = Words(
+      "sum mean max min add add_ sub sub_ mul mul_ div div_ pow sqrt exp exp_ log abs neg norm var std prod sort "
+      "gather scatter where eq ne gt lt ge le all any dot round floor ceil sin cos tanh square reciprocal repeat "
+      "flip roll");
+  NameSet vendor_handles = Words(
+      "getCurrentCUDABlasHandle getCurrentCUDABlasLtHandle getCurrentCUDASparseHandle getCurrentCUDASolverDnHandle "
+      "cudnn miopen mkldnn blas");
+  NameSet vendor_prefixes = Words(
+      "cublas CUBLAS_ cudnn CUDNN_ cusparse CUSPARSE_ cufft CUFFT_ cusolver CUSOLVER_ cutensor CUTENSOR_ cblas_ "
+      "Cblas mkl_ MKL_ dnnl_ mkldnn_ rocblas_ hipblas miopen mublas mudnn");
+  NameSet vendor_namespaces = Words("cutlass thrust cub Eigen dnnl mkldnn oneapi cute");
+  NameSet l2_persist = Words(
+      "cudaStreamAttributeAccessPolicyWindow cudaAccessPropertyPersisting cudaLimitPersistingL2CacheSize "
+      "cudaLaunchAttributeAccessPolicyWindow cudaKernelNodeAttributeAccessPolicyWindow "
+      "cudaCtxResetPersistingL2Cache CU_LIMIT_PERSISTING_L2_CACHE_SIZE CU_ACCESS_PROPERTY_PERSISTING "
+      "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW accessPolicyWindow");
+  NameSet stream_create_prefixes =
+      Words("cudaStreamCreate cuStreamCreate hipStreamCreate musaStreamCreate getStreamFromPool");
+  NameSet process_calls = Words(
+      "system popen fork vfork execl execlp execle execv execvp execvpe execve fexecve kill killpg clone "
+      "posix_spawn posix_spawnp");
+  NameSet tamper_calls = Words("mprotect ptrace dlopen dlsym process_vm_writev process_vm_readv");
+  NameSet file_calls = Words("fopen freopen open openat creat unlink rename mkfifo setenv putenv unsetenv");
+  NameSet file_types = Words("ofstream ifstream fstream filebuf");
+  // Fragments of lower-cased #include paths.
+  NameSet include_vendor =
+      Words("blas cudnn cusparse cufft cusolver cutensor cutlass thrust/ mkl dnnl eigen miopen mudnn");
+  NameSet include_primitives = Words("cute/ cub/");
+  NameSet include_aten = Words("aten/native/ aten/ops/");
+};
+
+const Vocabulary& Vocab() {
+  static const Vocabulary vocabulary;
+  return vocabulary;
+}
+
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t begin = 0; begin <= text.size();) {
+    const size_t end = std::min(text.find('\n', begin), text.size());
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Blanks comments and string/character literals (newlines and byte offsets are kept), except the path of an
+// #include. pp-numbers are skipped whole, so digit separators (1'000) are not read as character literals.
+std::string StripCommentsAndLiterals(std::string_view in) {
+  std::string out(in);
+  const size_t n = in.size();
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < n; ++k) {
+      if (out[k] != '\n') out[k] = ' ';
+    }
+  };
+  auto literal_end = [&](size_t from, char quote) {  // One past the closing quote, or the end of the line.
+    size_t j = from + 1;
+    while (j < n && in[j] != quote && in[j] != '\n') j += (in[j] == '\\' && j + 1 < n) ? 2 : 1;
+    return j < n && in[j] == quote ? j + 1 : j;
+  };
+  bool line_start = true;
+  bool include_line = false;
+  size_t i = 0;
+  while (i < n) {
+    const char c = in[i];
+    if (c == '\n') {
+      line_start = true;
+      include_line = false;
+      ++i;
+      continue;
+    }
+    if (IsSpace(c)) {
+      ++i;
+      continue;
+    }
+    if (line_start && c == '#') {
+      size_t j = i + 1;
+      while (j < n && IsSpace(in[j])) ++j;
+      include_line = in.substr(j, 7) == "include";
+    }
+    line_start = false;
+    if (c == '/' && i + 1 < n && (in[i + 1] == '/' || in[i + 1] == '*')) {
+      size_t j;
+      if (in[i + 1] == '*') {
+        const size_t e = in.find("*/", i + 2);
+        j = e == std::string_view::npos ? n : e + 2;
+      } else {
+        j = i;
+        while (j < n && in[j] != '\n') j += (in[j] == '\\' && j + 1 < n && in[j + 1] == '\n') ? 2 : 1;
+      }
+      blank(i, j);
+      i = j;
+    } else if (c == '"' && !include_line) {
+      size_t start = i;
+      while (start > 0 && IsIdentChar(in[start - 1])) --start;
+      const std::string_view prefix = in.substr(start, i - start);
+      const size_t open = in.substr(0, i + 2 + kMaxRawDelimiter).find('(', i + 1);
+      size_t j = literal_end(i, '"');
+      if (!prefix.empty() && prefix.back() == 'R' && open != std::string_view::npos) {
+        const std::string closing = ")" + std::string(in.substr(i + 1, open - i - 1)) + "\"";
+        const size_t e = in.find(closing, open + 1);
+        j = e == std::string_view::npos ? n : e + closing.size();
+      }
+      blank(i, j);
+      i = j;
+    } else if (c == '\'') {
+      const size_t j = literal_end(i, '\'');
+      blank(i, j);
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) && (i == 0 || !IsIdentChar(in[i - 1]))) {
+      size_t j = i + 1;
+      while (j < n && (IsIdentChar(in[j]) || in[j] == '.' || in[j] == '\'' ||
+                       ((in[j] == '+' || in[j] == '-') && std::strchr("eEpP", in[j - 1]) != nullptr))) {
+        ++j;
+      }
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+struct Token {
+  std::string_view text;
+  int line = 0;
+  int column = 0;
+  bool ident = false;
+};
+
+std::vector<Token> Tokenize(std::string_view s) {
+  std::vector<Token> tokens;
+  int line = 1;
+  size_t line_begin = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '\n') {
+      ++line;
+      line_begin = ++i;
+      continue;
+    }
+    if (IsSpace(c) || c == '\\') {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    const bool ident = IsIdentChar(c);
+    if (ident) {
+      while (j < s.size() && IsIdentChar(s[j])) ++j;
+    } else if (j < s.size() && ((c == ':' && s[j] == ':') || (c == '-' && s[j] == '>') || (c == '#' && s[j] == '#'))) {
+      ++j;
+    }
+    const bool number = std::isdigit(static_cast<unsigned char>(c));
+    tokens.push_back({s.substr(i, j - i), line, static_cast<int>(i - line_begin) + 1, ident && !number});
+    i = j;
+  }
+  return tokens;
+}
+
+class Scanner {
+ public:
+  Scanner(std::string_view text, std::string_view source) : text_(text), source_(source), lines_(SplitLines(text)) {}
+
+  std::vector<RuleHit> Run() {
+    const std::string clean = StripCommentsAndLiterals(text_);
+    ScanDirectives(clean);
+    tokens_ = Tokenize(clean);
+    CollectNames();
+    for (size_t i = 0; i < tokens_.size(); ++i) {
+      if (tokens_[i].ident) ScanIdent(i);
+    }
+    std::stable_sort(hits_.begin(), hits_.end(), [](const RuleHit& a, const RuleHit& b) {
+      return a.line != b.line ? a.line < b.line : a.column < b.column;
+    });
+    return std::move(hits_);
+  }
+
+ private:
+  std::string_view Text(size_t i) const { return i < tokens_.size() ? tokens_[i].text : std::string_view(); }
+
+  void Hit(std::string_view rule, std::string_view severity, int line, int column, std::string message) {
+    if (!seen_.emplace(std::string(rule), line).second) return;
+    std::string_view excerpt = line >= 1 && line <= static_cast<int>(lines_.size()) ? lines_[line - 1] : "";
+    while (!excerpt.empty() && std::isspace(static_cast<unsigned char>(excerpt.front()))) excerpt.remove_prefix(1);
+    while (!excerpt.empty() && std::isspace(static_cast<unsigned char>(excerpt.back()))) excerpt.remove_suffix(1);
+    hits_.push_back({std::string(rule), std::string(severity), line, column,
+                     std::string(excerpt.substr(0, kMaxExcerpt)), std::move(message), std::string(source_)});
+  }
+  void Hit(std::string_view rule, std::string_view severity, size_t i, std::string message) {
+    Hit(rule, severity, tokens_[i].line, tokens_[i].column, std::move(message));
+  }
+
+  // #include paths and `##` inside #define (continuation lines included).
+  void ScanDirectives(std::string_view clean) {
+    bool in_define = false;
+    int line = 0;
+    for (std::string_view l : SplitLines(clean)) {
+      ++line;
+      const size_t first = l.find_first_not_of(" \t");
+      if (first != std::string_view::npos && l[first] == '#') {
+        const size_t word = l.find_first_not_of(" \t", first + 1);
+        const std::string_view name = word == std::string_view::npos ? "" : l.substr(word);
+        in_define = StartsWith(name, "define");
+        if (StartsWith(name, "include")) CheckInclude(name.substr(7), line, static_cast<int>(word) + 1);
+      }
+      const size_t paste = l.find("##");
+      if (in_define && paste != std::string_view::npos) {
+        Hit("cpp.token_paste", kEvidence, line, static_cast<int>(paste) + 1, "token pasting (##) in a #define");
+      }
+      const size_t last = l.find_last_not_of(" \t\r");
+      in_define = in_define && last != std::string_view::npos && l[last] == '\\';
+    }
+  }
+
+  void CheckInclude(std::string_view rest, int line, int column) {
+    std::string path(rest.substr(std::min(rest.find_first_not_of(" \t"), rest.size())));
+    const std::string message = "includes " + path;
+    std::transform(path.begin(), path.end(), path.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    auto any_in = [&](const NameSet& fragments) {
+      return std::any_of(fragments.begin(), fragments.end(),
+                         [&](std::string_view f) { return path.find(f) != std::string::npos; });
+    };
+    if (any_in(v_.include_primitives)) return Hit("cpp.vendor_library", kEvidence, line, column, message);
+    if (any_in(v_.include_vendor)) return Hit("cpp.vendor_library", kCheat, line, column, message);
+    if (any_in(v_.include_aten)) Hit("cpp.aten_compute", kEvidence, line, column, message);
+  }
+
+  // Namespace aliases of at/torch, `using` declarations, and variables declared as tensors.
+  void CollectNames() {
+    for (size_t i = 0; i + 3 < tokens_.size(); ++i) {
+      const std::string_view t = Text(i);
+      if (t == "namespace" && tokens_[i + 1].ident && Text(i + 2) == "=" && IsAtenRoot(Text(i + 3))) {
+        aten_roots_.insert(Text(i + 1));
+      } else if (t == "using" && Text(i + 1) == "namespace" && IsAtenRoot(Text(i + 2))) {
+        using_aten_namespace_ = true;
+      } else if (t == "using" && IsAtenRoot(Text(i + 1)) && Text(i + 2) == "::") {
+        size_t j = i + 1;
+        while (Text(j + 1) == "::" && j + 2 < tokens_.size() && tokens_[j + 2].ident) j += 2;
+        if (!std::isupper(static_cast<unsigned char>(Text(j)[0])) && !v_.aten_allowed.count(Text(j))) {
+          using_names_.insert(Text(j));
+        }
+      } else if (t == "Tensor") {
+        size_t j = i + 1;
+        while (Text(j) == "const" || Text(j) == "&" || Text(j) == "*" || Text(j) == "&&") ++j;
+        if (j < tokens_.size() && tokens_[j].ident && Text(j + 1) != "(" && Text(j + 1) != "::") {
+          tensor_vars_.insert(Text(j));
+        }
+      } else if (t == "auto" && tokens_[i + 1].ident && Text(i + 2) == "=" &&
+                 (IsAtenRoot(Text(i + 3)) || tensor_vars_.count(Text(i + 3)))) {
+        tensor_vars_.insert(Text(i + 1));
+      }
+    }
+  }
+
+  bool IsAtenRoot(std::string_view t) const { return t == "at" || t == "torch" || aten_roots_.count(t); }
+
+  // Index of the first token after a template argument list starting at `i` (or `i` itself).
+  size_t SkipTemplate(size_t i) const {
+    if (Text(i) != "<") return i;
+    int depth = 0;
+    for (size_t j = i; j < tokens_.size() && j < i + kMaxTemplateTokens; ++j) {
+      if (Text(j) == "<") ++depth;
+      if (Text(j) == ">" && --depth == 0) return j + 1;
+      if (Text(j) == ";" || Text(j) == "{") break;
+    }
+    return i;
+  }
+
+  // The first identifier of the postfix expression whose member is accessed at token `dot`.
+  std::string_view ReceiverRoot(size_t dot) const {
+    size_t j = dot;
+    const size_t floor = dot > kMaxReceiverTokens ? dot - kMaxReceiverTokens : 0;
+    while (j > floor) {
+      --j;
+      const std::string_view t = Text(j);
+      if (t == ")" || t == "]") {
+        const std::string_view open = t == ")" ? "(" : "[";
+        int depth = 0;
+        for (;; --j) {
+          if (Text(j) == t) ++depth;
+          if (Text(j) == open && --depth == 0) break;
+          if (j <= floor) return "";
+        }
+        continue;
+      }
+      if (!tokens_[j].ident) return "";
+      if (j >= 1 && (Text(j - 1) == "." || Text(j - 1) == "->" || Text(j - 1) == "::")) {
+        --j;
+        continue;
+      }
+      return t;
+    }
+    return "";
+  }
+
+  void ScanIdent(size_t i) {
+    const std::string_view t = Text(i);
+    const std::string_view prev = i > 0 ? Text(i - 1) : "";
+    const bool member = prev == "." || prev == "->";
+    const bool qualified = prev == "::";
+    const bool call = Text(SkipTemplate(i + 1)) == "(";
+    auto hit = [&](std::string_view rule, std::string_view severity, std::string_view what) {
+      Hit(rule, severity, i, std::string(what) + " (" + std::string(t) + ")");
+    };
+    for (std::string_view p : v_.vendor_prefixes) {
+      if (StartsWith(t, p)) return hit("cpp.vendor_library", kCheat, "uses a vendor library");
+    }
+    if (!qualified && v_.vendor_namespaces.count(t) && Text(i + 1) == "::") {
+      const std::string_view next = Text(i + 2);
+      const bool primitive =
+          t == "cute" ||
+          (t == "cub" && (StartsWith(next, "Block") || StartsWith(next, "Warp") || StartsWith(next, "Thread")));
+      return Hit("cpp.vendor_library", primitive ? kEvidence : kCheat, i,
+                 "uses a vendor library (" + std::string(t) + "::" + std::string(next) + ")");
+    }
+    if (v_.l2_persist.count(t)) return hit("cpp.l2_persist", kCheat, "pins data in L2");
+    for (std::string_view p : v_.stream_create_prefixes) {
+      if (StartsWith(t, p)) return hit("cpp.stream_create", kEvidence, "creates a stream");
+    }
+    const std::string_view next = Text(i + 2);
+    if (t == "pthread_create" || ((t == "std" || t == "boost") && Text(i + 1) == "::" &&
+                                  (next == "thread" || next == "jthread" || next == "async"))) {
+      return hit("cpp.thread", kCheat, "starts a thread");
+    }
+    if (t == "cudaLaunchHostFunc" || t == "cudaStreamAddCallback") {
+      return hit("cpp.thread", kEvidence, "runs a host callback");
+    }
+    const bool free_call = call && !member && (!qualified || i < 2 || !tokens_[i - 2].ident || Text(i - 2) == "std");
+    if (free_call && v_.process_calls.count(t)) return hit("cpp.process", kCheat, "controls processes");
+    if (free_call && v_.tamper_calls.count(t)) return hit("cpp.native_tamper", kCheat, "loads code or patches memory");
+    if (free_call && v_.file_calls.count(t)) return hit("cpp.file_access", kCheat, "accesses files or the environment");
+    if (free_call && t == "getenv") return hit("cpp.file_access", kEvidence, "reads the environment");
+    if (qualified && v_.file_types.count(t) && i >= 2 && Text(i - 2) == "std") {
+      return hit("cpp.file_access", kCheat, "accesses files");
+    }
+    if (IsAtenRoot(t) && Text(i + 1) == "::" && (!qualified || i < 2 || !tokens_[i - 2].ident)) return ScanAtenName(i);
+    if (member && call) return ScanMethod(i);
+    if (call && !qualified && ((using_aten_namespace_ && v_.strong_compute.count(t)) || using_names_.count(t))) {
+      hit("cpp.aten_compute", kCheat, "calls ATen compute through a using-declaration");
+    }
+  }
+
+  // `at::x::y(` or `torch::y` starting at token i.
+  void ScanAtenName(size_t i) {
+    std::vector<std::string_view> parts = {Text(i)};
+    size_t j = i;
+    while (Text(j + 1) == "::" && j + 2 < tokens_.size() && tokens_[j + 2].ident) {
+      j += 2;
+      parts.push_back(Text(j));
+    }
+    std::string name;
+    for (std::string_view p : parts) name += (name.empty() ? "" : "::") + std::string(p);
+    const std::string_view last = parts.back();
+    for (std::string_view p : parts) {
+      if (v_.vendor_handles.count(p)) return Hit("cpp.vendor_library", kCheat, i, "uses a vendor library: " + name);
+    }
+    if (last == "getStreamFromPool") return Hit("cpp.stream_create", kEvidence, i, "takes a new stream: " + name);
+    if (last == "launch") return Hit("cpp.thread", kCheat, i, "runs work on a thread pool (" + name + ")");
+    if (parts.size() < 2) return;
+    if (parts[1] == "nn") return Hit("cpp.aten_compute", kCheat, i, "uses torch::nn (" + name + ")");
+    if (v_.aten_quiet_namespaces.count(parts[1])) return;
+    const bool type_like = std::isupper(static_cast<unsigned char>(last[0])) ||
+                           (last.size() > 1 && last[0] == 'k' && std::isupper(static_cast<unsigned char>(last[1])));
+    if (type_like || v_.aten_allowed.count(last) || StartsWith(last, "check") || StartsWith(last, "is") ||
+        StartsWith(last, "get") || StartsWith(last, "_assert") || StartsWith(last, "assert")) {
+      return;
+    }
+    if (Text(SkipTemplate(j + 1)) == "(") {
+      return Hit("cpp.aten_compute", kCheat, i, "calls ATen compute (" + name + ")");
+    }
+    if (v_.strong_compute.count(last)) Hit("cpp.aten_compute", kCheat, i, "refers to ATen compute (" + name + ")");
+  }
+
+  void ScanMethod(size_t i) {
+    const std::string_view t = Text(i);
+    if (v_.strong_compute.count(t)) {
+      return Hit("cpp.aten_compute", kCheat, i, "calls tensor method ." + std::string(t) + "()");
+    }
+    if (!v_.generic_methods.count(t)) return;
+    const std::string_view root = ReceiverRoot(i - 1);
+    if (tensor_vars_.count(root) || IsAtenRoot(root)) {
+      Hit("cpp.aten_compute", kCheat, i, "calls tensor method ." + std::string(t) + "() on " + std::string(root));
+    }
+  }
+
+  const Vocabulary& v_ = Vocab();
+  std::string_view text_;
+  std::string_view source_;
+  std::vector<std::string_view> lines_;
+  std::vector<Token> tokens_;
+  std::vector<RuleHit> hits_;
+  std::set<std::pair<std::string, int>> seen_;
+  NameSet aten_roots_;
+  NameSet using_names_;
+  NameSet tensor_vars_;
+  bool using_aten_namespace_ = false;
+};
+
+}  // namespace
+
+std::vector<RuleHit> ScanNativeSource(std::string_view text, std::string_view source_name) {
+  return Scanner(text, source_name).Run();
+}
+
+}  // namespace anvil

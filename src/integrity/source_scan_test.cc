@@ -1,0 +1,296 @@
+#include "integrity/source_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace anvil {
+namespace {
+
+std::vector<RuleHit> Cheats(const std::vector<RuleHit>& hits) {
+  std::vector<RuleHit> out;
+  for (const auto& h : hits) {
+    if (h.severity == "cheat") out.push_back(h);
+  }
+  return out;
+}
+
+// The hit for `rule` on `line`, or a default RuleHit (empty rule) when there is none.
+RuleHit Find(const std::vector<RuleHit>& hits, const std::string& rule, int line) {
+  for (const auto& h : hits) {
+    if (h.rule == rule && h.line == line) return h;
+  }
+  return {};
+}
+
+std::string Describe(const std::vector<RuleHit>& hits) {
+  std::string s;
+  for (const auto& h : hits) {
+    s += h.rule + "/" + h.severity + "@" + std::to_string(h.line) + ":" + std::to_string(h.column) + " " + h.message +
+         "\n";
+  }
+  return s;
+}
+
+constexpr char kLegitKernel[] =
+    R"cpp(#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_fp16.h>
+#include <cub/block/block_reduce.cuh>
+
+#define CHECK_CUDA(x) TORCH_CHECK(x.is_cuda(), #x " must be a CUDA tensor")
+#define CEIL_DIV(a, b) (((a) + (b)-1) / (b))
+
+          template <typename scalar_t>
+          __global__ void relu_kernel(const scalar_t* __restrict__ x, scalar_t* __restrict__ y, int64_t n) {
+            const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+            float acc = 0.f;
+            acc = max(acc, 1'000.0f);  // max of two floats, not a tensor
+            if (i < n) y[i] = x[i] > scalar_t(0) ? x[i] : scalar_t(0);
+          }
+
+          torch::Tensor relu_cuda(const torch::Tensor& x) {
+            CHECK_CUDA(x);
+            TORCH_CHECK(x.is_contiguous(), "x must be contiguous");
+            const at::cuda::OptionalCUDAGuard guard(x.device());
+            auto y = at::empty_like(x);
+            auto ws = torch::empty({x.size(0), 4}, x.options().dtype(torch::kFloat32));
+            auto z = torch::zeros({1}, torch::TensorOptions().device(x.device()));
+            const int64_t n = x.numel();
+            const int threads = 256;
+            cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+            AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "relu", ([&] {
+                                                  relu_kernel<scalar_t><<<CEIL_DIV(n, threads), threads, 0, stream>>>(
+                                                      x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n);
+                                                }));
+            C10_CUDA_KERNEL_LAUNCH_CHECK();
+            return y.view({x.size(0), -1}).reshape(x.sizes()).contiguous();
+          }
+    )cpp";
+
+TEST(SourceScanTest, LegitKernelHasNoCheat) {
+  const auto hits = ScanNativeSource(kLegitKernel, "cuda_sources[0]");
+  EXPECT_TRUE(Cheats(hits).empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, LegitKernelEvidenceIsOnlyTheCubPrimitiveHeader) {
+  const auto hits = ScanNativeSource(kLegitKernel, "cuda_sources[0]");
+  ASSERT_EQ(hits.size(), 1u) << Describe(hits);
+  EXPECT_EQ(hits[0].rule, "cpp.vendor_library");
+  EXPECT_EQ(hits[0].severity, "evidence");
+  EXPECT_EQ(hits[0].line, 5);
+}
+
+TEST(SourceScanTest, HitFieldsCarryLineColumnExcerptAndSource) {
+  const auto hits = ScanNativeSource("int a;\n  auto y = at::matmul(a, b);  \n", "cpp_sources[1]");
+  ASSERT_EQ(hits.size(), 1u) << Describe(hits);
+  EXPECT_EQ(hits[0].rule, "cpp.aten_compute");
+  EXPECT_EQ(hits[0].severity, "cheat");
+  EXPECT_EQ(hits[0].line, 2);
+  EXPECT_EQ(hits[0].column, 12);
+  EXPECT_EQ(hits[0].excerpt, "auto y = at::matmul(a, b);");
+  EXPECT_EQ(hits[0].source, "cpp_sources[1]");
+  EXPECT_NE(hits[0].message.find("at::matmul"), std::string::npos);
+}
+
+struct Case {
+  const char* name;
+  const char* code;
+  const char* rule;
+  const char* severity;
+  int line;
+};
+
+class RuleTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RuleTest, Fires) {
+  const Case& c = GetParam();
+  const auto hits = ScanNativeSource(c.code, "src");
+  const RuleHit h = Find(hits, c.rule, c.line);
+  EXPECT_EQ(h.rule, c.rule) << Describe(hits);
+  EXPECT_EQ(h.severity, c.severity) << Describe(hits);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllRules, RuleTest,
+    ::testing::Values(
+        Case{"AtMatmul", "torch::Tensor f(torch::Tensor a) {\n  return at::matmul(a, a);\n}", "cpp.aten_compute",
+             "cheat", 2},
+        Case{"TorchRelu", "auto y = torch::relu(x);", "cpp.aten_compute", "cheat", 1},
+        Case{"GlobalQualified", "auto y = ::at::softmax(x, 1);", "cpp.aten_compute", "cheat", 1},
+        Case{"TorchNnFunctional", "y = torch::nn::functional::linear(x, w);", "cpp.aten_compute", "cheat", 1},
+        Case{"AtNative", "at::native::add_out(out, a, b);", "cpp.aten_compute", "cheat", 1},
+        Case{"TemplateCall", "auto s = at::cat<float>(xs);", "cpp.aten_compute", "cheat", 1},
+        Case{"StrongMethod", "return\n  x.matmul(w);", "cpp.aten_compute", "cheat", 2},
+        Case{"StrongMethodOnUnknown", "auto y = input->relu();", "cpp.aten_compute", "cheat", 1},
+        Case{"GenericMethodOnTensor", "void f(const at::Tensor& x) {\n  auto s = x.contiguous().sum(1);\n}",
+             "cpp.aten_compute", "cheat", 2},
+        Case{"GenericMethodOnAuto", "auto t = torch::empty({4});\nauto m = t.mean();", "cpp.aten_compute", "cheat", 2},
+        Case{"NamespaceAlias", "namespace A = at;\nauto y = A::mm(a, b);", "cpp.aten_compute", "cheat", 2},
+        Case{"UsingNamespace", "using namespace torch;\nauto y = matmul(a, b);", "cpp.aten_compute", "cheat", 2},
+        Case{"UsingDeclaration", "using at::bmm;\nauto y = bmm(a, b);", "cpp.aten_compute", "cheat", 2},
+        Case{"FunctionPointer", "auto* f = &at::addmm;", "cpp.aten_compute", "cheat", 1},
+        Case{"AtenNativeInclude", "#include <ATen/native/ReduceOps.h>", "cpp.aten_compute", "evidence", 1},
+        Case{"Cublas", "cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k);", "cpp.vendor_library", "cheat", 1},
+        Case{"CublasInclude", "#include <cublas_v2.h>", "cpp.vendor_library", "cheat", 1},
+        Case{"CublasQuotedInclude", "#include \"cublasLt.h\"", "cpp.vendor_library", "cheat", 1},
+        Case{"BlasHandle", "auto h = at::cuda::getCurrentCUDABlasHandle();", "cpp.vendor_library", "cheat", 1},
+        Case{"Cudnn", "cudnnConvolutionForward(h, ...);", "cpp.vendor_library", "cheat", 1},
+        Case{"Cutlass", "using Gemm = cutlass::gemm::device::Gemm<float>;", "cpp.vendor_library", "cheat", 1},
+        Case{"Thrust", "thrust::sort(v.begin(), v.end());", "cpp.vendor_library", "cheat", 1},
+        Case{"CubDevice", "cub::DeviceReduce::Sum(tmp, bytes, in, out, n);", "cpp.vendor_library", "cheat", 1},
+        Case{"CubBlock", "using R = cub::BlockReduce<float, 256>;", "cpp.vendor_library", "evidence", 1},
+        Case{"Cblas", "cblas_sgemm(CblasRowMajor, a, b);", "cpp.vendor_library", "cheat", 1},
+        Case{"Mkl", "#include <mkl.h>", "cpp.vendor_library", "cheat", 1},
+        Case{"OneDnn", "dnnl::engine eng(dnnl::engine::kind::cpu, 0);", "cpp.vendor_library", "cheat", 1},
+        Case{"Eigen", "#include <Eigen/Dense>\nEigen::MatrixXf m;", "cpp.vendor_library", "cheat", 2},
+        Case{"StreamCreate", "cudaStream_t s;\ncudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);",
+             "cpp.stream_create", "evidence", 2},
+        Case{"StreamFromPool", "auto s = at::cuda::getStreamFromPool();", "cpp.stream_create", "evidence", 1},
+        Case{"StdThread", "std::thread t([] { work(); });", "cpp.thread", "cheat", 1},
+        Case{"StdThreadSpaced", "std :: thread t(work);", "cpp.thread", "cheat", 1},
+        Case{"StdAsync", "auto f = std::async(std::launch::async, work);", "cpp.thread", "cheat", 1},
+        Case{"Pthread", "pthread_create(&tid, nullptr, work, nullptr);", "cpp.thread", "cheat", 1},
+        Case{"HostCallback", "cudaLaunchHostFunc(stream, cb, nullptr);", "cpp.thread", "evidence", 1},
+        Case{"L2Window", "attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;", "cpp.l2_persist", "cheat",
+             1},
+        Case{"L2Limit", "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);", "cpp.l2_persist", "cheat", 1},
+        Case{"L2StreamAttr", "cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &attr);",
+             "cpp.l2_persist", "cheat", 1},
+        Case{"System", "system(\"nvidia-smi\");", "cpp.process", "cheat", 1},
+        Case{"StdSystem", "std::system(cmd);", "cpp.process", "cheat", 1},
+        Case{"Popen", "FILE* p = popen(cmd, \"r\");", "cpp.process", "cheat", 1},
+        Case{"Fork", "if (fork() == 0) {}", "cpp.process", "cheat", 1},
+        Case{"Execvp", "execvp(argv[0], argv);", "cpp.process", "cheat", 1},
+        Case{"Mprotect", "mprotect(page, 4096, PROT_WRITE);", "cpp.native_tamper", "cheat", 1},
+        Case{"Dlsym", "auto f = dlsym(RTLD_NEXT, \"cudaEventElapsedTime\");", "cpp.native_tamper", "cheat", 1},
+        Case{"Fopen", "FILE* f = fopen(\"/proc/self/mem\", \"r+\");", "cpp.file_access", "cheat", 1},
+        Case{"Ofstream", "std::ofstream out(\"x.txt\");", "cpp.file_access", "cheat", 1},
+        Case{"Getenv", "const char* v = getenv(\"X\");", "cpp.file_access", "evidence", 1},
+        Case{"TokenPaste", "#define CALL(a, b) a##b\nCALL(cudaStream, Create)(&s);", "cpp.token_paste", "evidence", 1},
+        Case{"TokenPasteContinuation", "#define API(x) \\\n  cuda ## x\n", "cpp.token_paste", "evidence", 2}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+TEST(SourceScanTest, HitsInCommentsAndStringsAreIgnored) {
+  const char* code = R"cpp(// at::matmul(a, b); std::thread t; system("x");
+                           /* cublasGemmEx(h);
+                              cudaStreamCreate(&s); */
+                           const char* s = "at::matmul(a, b) cudaAccessPropertyPersisting std::thread";
+                           const char* r = R"raw(torch::relu(x); fork();)raw";
+                           const char c = '"';
+                           int big = 1'000'000;  // a digit separator, not a character literal: at::relu(x)
+                           /* unterminated comment to the end: at::matmul(a, b)
+)cpp";
+  const auto hits = ScanNativeSource(code, "src");
+  EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, CodeAfterLiteralsIsStillScanned) {
+  const char* code =
+      "const char* s = \"a \\\" b\"; auto y = at::matmul(a, b);\n"
+      "char q = '\\''; auto z = at::relu(a);\n";
+  const auto hits = ScanNativeSource(code, "src");
+  EXPECT_EQ(Find(hits, "cpp.aten_compute", 1).severity, "cheat") << Describe(hits);
+  EXPECT_EQ(Find(hits, "cpp.aten_compute", 2).severity, "cheat") << Describe(hits);
+}
+
+TEST(SourceScanTest, MetadataAndAllocationAreAllowed) {
+  const char* code = R"cpp(
+    torch::Tensor f(torch::Tensor a, at::Tensor b) {
+      auto opts = a.options();
+      auto out = at::empty_strided(a.sizes(), a.strides(), opts);
+      auto blob = torch::from_blob(ptr, {4}, torch::kFloat);
+      at::ScalarType t = at::kHalf;
+      int64_t n = a.numel() + a.size(0) + a.stride(0) + a.dim();
+      bool ok = a.is_cuda() && a.scalar_type() == at::ScalarType::Float && a.device().is_cuda();
+      TORCH_CHECK(ok, "bad");
+      TORCH_CHECK_EQ(n, 4);
+      auto v = a.view({-1}).reshape({2, -1}).contiguous().transpose(0, 1).permute({1, 0});
+      at::IntArrayRef sizes = a.sizes();
+      c10::cuda::CUDAGuard g(a.device());
+      float* p = out.data_ptr<float>();
+      auto m = std::max(n, int64_t{1});
+      return out.zero_();
+    }
+  )cpp";
+  const auto hits = ScanNativeSource(code, "src");
+  EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, TiledGemmAndCpuKernelsHaveNoHits) {
+  const char* code = R"cpp(
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+#include <omp.h>
+    using namespace nvcuda;
+    extern "C" __global__ void gemm(const half* A, const half* B, float* C, int M, int N, int K) {
+      __shared__ float tile[32][33];
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      float v = fmaxf(expf(tile[threadIdx.y][threadIdx.x]), 0.f);
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+      atomicAdd(&C[0], v);
+      __syncthreads();
+    }
+    torch::Tensor forward(torch::Tensor a, torch::Tensor b) {
+      TORCH_CHECK(a.size(1) == b.size(0), "shape mismatch: ", a.sizes(), " vs ", b.sizes());
+      auto options = torch::TensorOptions().dtype(a.dtype()).device(a.device());
+      torch::Tensor c = torch::zeros({a.size(0), b.size(1)}, options);
+      dim3 block(16, 16), grid((b.size(1) + 15) / 16, (a.size(0) + 15) / 16);
+      gemm<<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(reinterpret_cast<const half*>(a.data_ptr<at::Half>()),
+                                                                 reinterpret_cast<const half*>(b.data_ptr<at::Half>()),
+                                                                 c.data_ptr<float>(), a.size(0), b.size(1), a.size(1));
+      cudaError_t err = cudaGetLastError();
+      if (err != cudaSuccess) printf("CUDA error: %s\n", cudaGetErrorString(err));
+      return c;
+    }
+    void cpu_relu(const float* x, float* y, int64_t n) {
+#pragma omp parallel for
+      for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.0f);
+      at::parallel_for(0, n, 1024, [&](int64_t b, int64_t e) {
+        for (auto i = b; i < e; ++i) y[i] = x[i];
+      });
+    }
+    PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "forward (CUDA)"); }
+  )cpp";
+  const auto hits = ScanNativeSource(code, "src");
+  EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, GenericMethodsOnNonTensorsAreAllowed) {
+  const char* code = R"cpp(
+    struct Acc {
+      float sum(float x) const { return x; }
+    };
+    __device__ float g(Acc acc, float4 v) {
+      namespace cg = cooperative_groups;
+      auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+      bool any = tile.any(v.x > 0.f);
+      return acc.sum(v.x) + tile.all(any);
+    }
+  )cpp";
+  const auto hits = ScanNativeSource(code, "src");
+  EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, OneHitPerRuleAndLine) {
+  const auto hits = ScanNativeSource("auto y = at::matmul(at::relu(a), at::mm(b, c));", "src");
+  EXPECT_EQ(hits.size(), 1u) << Describe(hits);
+}
+
+TEST(SourceScanTest, EmptyAndOddInputsDoNotCrash) {
+  EXPECT_TRUE(ScanNativeSource("", "src").empty());
+  EXPECT_TRUE(ScanNativeSource("\"", "src").empty());
+  EXPECT_TRUE(ScanNativeSource("R\"abc(", "src").empty());
+  EXPECT_TRUE(ScanNativeSource("x.", "src").empty());
+  EXPECT_TRUE(ScanNativeSource(")).sum(", "src").empty());
+  EXPECT_TRUE(ScanNativeSource("#include", "src").empty());
+  EXPECT_TRUE(ScanNativeSource(std::string(1000, '('), "src").empty());
+  EXPECT_TRUE(ScanNativeSource("at::", "src").empty());
+}
+
+}  // namespace
+}  // namespace anvil
