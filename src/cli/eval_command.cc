@@ -216,7 +216,7 @@ int Run(const EvalArgs& a) {
       }
     }
   }
-  if (!backend.value().HasDevice() && !a.quiet) {
+  if (!backend.value().HasDevice()) {
     std::fprintf(stderr, "anvil eval: no %s device on this machine: running the compile gate and the static "
                          "checks only\n", backend.value().name().c_str());
   }

@@ -37,14 +37,13 @@ def run_anvil(*args, env=None, timeout=1200):
 def eval_json(*args, env=None, timeout=1200):
     """Runs `anvil eval --json` and returns (verdicts, process)."""
     proc = run_anvil("eval", "--json", "--cache-dir", cache_dir(), "-q", *args, env=env, timeout=timeout)
-    verdicts = []
-    for line in proc.stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            verdicts.append(json.loads(line))
-    if not verdicts and proc.stdout.strip().startswith("{"):
-        verdicts = [json.loads(proc.stdout)]
-    return verdicts, proc
+    text = proc.stdout.strip()
+    if not text:
+        return [], proc
+    try:
+        return [json.loads(text)], proc  # One verdict, pretty-printed.
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()], proc
 
 
 @pytest.fixture(scope="session")
