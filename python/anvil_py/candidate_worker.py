@@ -235,8 +235,8 @@ def run(args):
         if args.phase == "trials":
             for k, trial_dir in trials:
                 inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
-                result = call_stage("forward", model, *inputs)
-                timer.sync()
+                # Kernel errors surface at the sync: they belong to the forward stage.
+                result = call_stage("forward", lambda: (model(*inputs), timer.sync())[0])
                 outputs = _check_outputs(result, k)
                 tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                     [(f"out{i}", o) for i, o in enumerate(outputs)])

@@ -109,6 +109,11 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     log += run.value().log;
     if (!run.value().ok) {
       result.log += log;
+      // The full log of a failed build outlives its scratch folder.
+      fs::path failed = scratch.value().parent_path() / "failed" / (job.key + ".log");
+      std::error_code ec;
+      fs::create_directories(failed.parent_path(), ec);
+      if (WriteFileAtomic(failed, log).ok()) result.log_path = failed;
       (void)RemoveTree(scratch.value());
       return "";
     }

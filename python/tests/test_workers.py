@@ -1,0 +1,62 @@
+"""The Python workers on their own: tensor directories, prepare, and task errors by stage."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from anvil_py import tensor_io
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = ROOT / "tests" / "data" / "bad_tasks"
+
+
+def test_tensor_dir_round_trip(tmp_path):
+    values = [("a", torch.randn(3, 4)), ("b", torch.randn(5, dtype=torch.float64).to(torch.bfloat16)),
+              ("c", torch.tensor([True, False])), ("d", torch.arange(6, dtype=torch.int64).reshape(2, 3).t()),
+              ("e", 7), ("f", torch.empty(0, 3))]
+    tensor_io.write_dir(tmp_path, values)
+    back = tensor_io.read_dir(tmp_path)
+    assert [n for n, _ in back] == ["a", "b", "c", "d", "e", "f"]
+    for (_, want), (_, got) in zip(values, back):
+        if isinstance(want, torch.Tensor):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert torch.equal(got, want.contiguous())
+        else:
+            assert got == want
+    manifest = json.loads((tmp_path / "tensors.json").read_text())
+    assert manifest["tensors"][1] == {"name": "b", "dtype": "bfloat16", "shape": [5], "file": "b.bin"}
+    assert os.path.getsize(tmp_path / "a.bin") == 3 * 4 * 4
+
+
+def prepare(task, out, seeds="1,2"):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
+                           str(out), "--seeds", seeds], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_prepare_writes_spec_trials_and_distinct_inputs(tmp_path):
+    p = prepare(ROOT / "examples" / "tasks" / "small_mlp.py", tmp_path)
+    assert p.returncode == 0, p.stderr
+    spec = json.loads((tmp_path / "spec.json").read_text())
+    assert [x["name"] for x in spec["params"]] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert spec["outputs"][0]["shape"] == [16, 32]
+    assert len(spec["task"]["sha256"]) == 64
+    a = tensor_io.read_dir(tmp_path / "trial_0" / "inputs")[0][1]
+    b = tensor_io.read_dir(tmp_path / "trial_1" / "inputs")[0][1]
+    assert not torch.equal(a, b), "each trial needs fresh inputs"
+    assert "seed" not in (tmp_path / "spec.json").read_text()
+
+
+def test_task_errors_name_their_stage(tmp_path):
+    for name, stage in [("syntax_error.py", "import"), ("no_model.py", "missing"), ("bad_inputs.py", "get_inputs"),
+                        ("bad_forward.py", "forward"), ("import_error.py", "import")]:
+        out = tmp_path / name
+        p = prepare(BAD / name, out)
+        assert p.returncode == 3, (name, p.stderr)
+        err = json.loads((out / "error.json").read_text())
+        assert err["stage"] == stage, (name, err)
+        assert err["message"]
