@@ -8,6 +8,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -106,6 +107,15 @@ def prepare(args):
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
             if k == 0:
                 spec = _spec(args, model, init_inputs, inputs, outputs, trace.ops)
+                trial_bytes = sum(t.numel() * t.element_size() for t in list(inputs) + outputs
+                                  if isinstance(t, torch.Tensor))
+                if args.max_trial_bytes and trial_bytes > args.max_trial_bytes and len(seeds) > 1:
+                    # Too big to keep every trial on disk: the engine makes each trial when it needs it.
+                    shutil.rmtree(trial_dir)
+                    spec["streamed"] = {"trial_bytes": trial_bytes}
+                    with open(os.path.join(args.out, "seeds.json"), "w") as f:
+                        json.dump(seeds, f)
+                    break
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
@@ -133,8 +143,13 @@ def _spec(args, model, init_inputs, inputs, outputs, ops):
 
 def baseline(args):
     device = torch.device(args.device)
-    model, _, _ = build_model(args.task, device, args.init_seed)
-    inputs = [v for _, v in tensor_io.read_dir(os.path.join(args.prepared, "trial_0", "inputs"), device)]
+    model, get_inputs, _ = build_model(args.task, device, args.init_seed)
+    trial_0 = os.path.join(args.prepared, "trial_0", "inputs")
+    if os.path.isdir(trial_0):
+        inputs = [v for _, v in tensor_io.read_dir(trial_0, device)]
+    else:  # Streamed task: no trial data on disk; make trial 0's inputs from its seed.
+        with open(os.path.join(args.prepared, "seeds.json")) as f:
+            inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
     result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None}
     fn = model
     try:
@@ -187,6 +202,8 @@ def main(argv=None):
     p.add_argument("--device", default="cpu")
     p.add_argument("--seeds", required=True)
     p.add_argument("--init-seed", type=int, default=42)
+    p.add_argument("--max-trial-bytes", type=int, default=0,
+                   help="above this many bytes per trial, keep no trial data (streamed mode)")
     b = sub.add_parser("baseline")
     b.add_argument("--task", required=True)
     b.add_argument("--prepared", required=True)

@@ -38,6 +38,7 @@ struct EvalArgs {
   std::string reward_vs = "eager";
   std::string cache_dir;
   bool keep = false;
+  int64_t max_trial_bytes = int64_t{1} << 30;
   bool check_expected = false;
   bool quiet = false;
 };
@@ -156,6 +157,7 @@ int Run(const EvalArgs& a) {
   o.reward.nu_max = a.nu_max;
   o.reward.against_compile = a.reward_vs == "compile";
   o.keep_work = a.keep;
+  o.max_trial_bytes = a.max_trial_bytes;
 
   Result<std::vector<Job>> jobs = Status::Error("");
   bool examples = false;
@@ -304,6 +306,10 @@ void RegisterEval(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
   cmd->add_flag("--keep", args->keep, "Keep each run's work folder (outputs, logs)");
+  cmd->add_option("--max-trial-bytes", args->max_trial_bytes,
+                  "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
+                  "needed and deleted after, instead of cached")
+      ->capture_default_str();
   cmd->add_flag("--check-expected", args->check_expected,
                 "Exit 1 when a candidate's `anvil-expect:` header disagrees with its verdict");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display");

@@ -95,6 +95,7 @@ Result<PreparedTask> Evaluator::Prepare(const Task& task) {
   PrepareOptions po;
   po.cache_dir = options_.cache_dir;
   po.trials = options_.trials;
+  po.max_trial_bytes = options_.max_trial_bytes;
   auto prepared = PrepareTask(task, backend_, torch.value().torch_version, po);
   if (!prepared.ok()) return prepared.status();
   std::lock_guard<std::mutex> lock(mu_);
@@ -234,26 +235,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     return;
   }
 
-  // Gate 1: run the trials in a child.
-  RunRequest req;
-  req.candidate = candidate;
-  req.format = v.format;
-  req.prepared = prepared.dir;
-  req.artifacts = v.compile.artifacts;
-  req.deadline = options_.run_deadline;
-  req.out_dir = work / "trials";
-  auto run = RunCandidate(backend_, req, prepared.trials);
-  if (!run.ok()) {
-    v.error = "running the candidate: " + run.message();
-    v.status = VerdictStatus::kInfraError;
-    return;
-  }
-  v.run.ran = true;
-  FromRun(run.value(), v.run);
-  v.run.trials_completed = run.value().trials_completed;
-
-  // Gate 2: compare what was written (also after a crash, for the record).
-  CheckCorrectness(task, prepared, req.out_dir, v);
+  // Gates 1 and 2: run the trials in a child, compare in this process.
+  fs::path perf_inputs = RunAndCheck(task, prepared, candidate, work, v);
+  if (!v.error.empty()) return;
   if (!v.run.ok) {
     v.status = RunFailureStatus(v.run);
     return;
@@ -265,86 +249,143 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
   // Gate 4: perf.
   v.status = VerdictStatus::kPass;
-  if (options_.perf) MeasurePerf(task, prepared, candidate, work, v);
+  if (options_.perf) MeasurePerf(task, prepared, perf_inputs, candidate, work, v);
 }
 
-void Evaluator::CheckCorrectness(const Task& task, const PreparedTask& prepared, const fs::path& outputs,
-                                 Verdict& v) {
-  CorrectGate& c = v.correct;
-  c.ran = true;
-  c.trials = prepared.trials;
+fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
+                                const fs::path& work, Verdict& v) {
+  RunRequest req;
+  req.candidate = candidate;
+  req.format = v.format;
+  req.artifacts = v.compile.artifacts;
+  req.deadline = options_.run_deadline;
+  v.run.ran = true;
+  v.correct.ran = true;
+  v.correct.trials = prepared.trials;
+  auto infra = [&](const std::string& message) {
+    v.error = message;
+    v.status = VerdictStatus::kInfraError;
+  };
+
+  if (!prepared.streamed) {
+    // Every trial is on disk: one child runs them all.
+    req.prepared = prepared.dir;
+    req.out_dir = work / "trials";
+    auto run = RunCandidate(backend_, req, prepared.trials);
+    if (!run.ok()) {
+      infra("running the candidate: " + run.message());
+      return prepared.dir;
+    }
+    FromRun(run.value(), v.run);
+    v.run.trials_completed = run.value().trials_completed;
+    // Compare what was written, also after a crash (for the record).
+    for (int k = 0; k < prepared.trials; ++k) {
+      std::string trial = "trial_" + std::to_string(k);
+      v.correct.details.push_back(CompareTrial(task, prepared.dir / trial / "expected", req.out_dir / trial, k, v));
+    }
+    FinishCorrectness(v);
+    return prepared.dir;
+  }
+
+  // Streamed: each trial is made, run, compared and deleted before the next,
+  // so only one trial's data is ever on disk.
+  fs::path last;
   for (int k = 0; k < prepared.trials; ++k) {
-    fs::path got_dir = outputs / ("trial_" + std::to_string(k));
-    fs::path want_dir = prepared.dir / ("trial_" + std::to_string(k)) / "expected";
-    TrialCheck t;
-    t.trial = k;
-    auto want = ReadTensorManifest(want_dir);
-    auto got = ReadTensorManifest(got_dir);
-    if (!want.ok()) {
-      v.error = "reading the reference outputs: " + want.message();
-      break;
+    fs::path ref = work / ("ref_" + std::to_string(k));
+    Status made = MakeTrial(task, backend_, prepared.seeds[k], PrepareOptions{}.init_seed, ref,
+                            PrepareOptions{}.deadline);
+    if (!made.ok()) {
+      infra("making trial " + std::to_string(k) + ": " + made.message());
+      return last;
     }
-    if (!got.ok()) {
-      t.problem = "missing";
-      c.details.push_back(t);
-      continue;
+    req.prepared = ref;
+    req.out_dir = work / ("got_" + std::to_string(k));
+    auto run = RunCandidate(backend_, req, 1);
+    if (!run.ok()) {
+      infra("running the candidate: " + run.message());
+      return last;
     }
-    if (got.value().size() != want.value().size()) {
-      t.problem = "output count";
-      c.details.push_back(t);
-      continue;
-    }
-    t.ok = true;
-    for (std::size_t i = 0; i < want.value().size(); ++i) {
-      const TensorEntry& we = want.value()[i];
-      const TensorEntry& ge = got.value()[i];
-      OutputCheck o;
-      o.name = we.name;
-      o.dtype = std::string(DTypeName(we.dtype));
-      o.tolerance = ToleranceFor(task, we.dtype, options_);
-      if (ge.is_scalar || ge.shape != we.shape || ge.dtype != we.dtype) {
-        // Decided from the manifest alone: never read a mis-shaped output.
-        o.result.ok = false;
-        o.result.problem = ge.is_scalar ? "not a tensor" : (ge.shape != we.shape ? "shape" : "dtype");
-        if (t.ok) {
-          t.ok = false;
-          t.problem = o.result.problem;
-        }
-        t.outputs.push_back(std::move(o));
-        continue;
-      }
+    FromRun(run.value(), v.run);
+    v.run.trials_completed += run.value().trials_completed;
+    v.correct.details.push_back(CompareTrial(task, ref / "trial_0" / "expected", req.out_dir / "trial_0", k, v));
+    (void)RemoveTree(req.out_dir);
+    if (!last.empty()) (void)RemoveTree(last);
+    last = ref;
+    if (!v.run.ok) break;
+  }
+  FinishCorrectness(v);
+  return last;
+}
+
+TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, const fs::path& got_dir, int trial,
+                                   Verdict& v) {
+  TrialCheck t;
+  t.trial = trial;
+  auto want = ReadTensorManifest(want_dir);
+  auto got = ReadTensorManifest(got_dir);
+  if (!want.ok()) {
+    v.error = "reading the reference outputs: " + want.message();
+    t.problem = "reference unreadable";
+    return t;
+  }
+  if (!got.ok()) {
+    t.problem = "missing";
+    return t;
+  }
+  if (got.value().size() != want.value().size()) {
+    t.problem = "output count";
+    return t;
+  }
+  t.ok = true;
+  for (std::size_t i = 0; i < want.value().size(); ++i) {
+    const TensorEntry& we = want.value()[i];
+    const TensorEntry& ge = got.value()[i];
+    OutputCheck o;
+    o.name = we.name;
+    o.dtype = std::string(DTypeName(we.dtype));
+    o.tolerance = ToleranceFor(task, we.dtype, options_);
+    if (ge.is_scalar || ge.shape != we.shape || ge.dtype != we.dtype) {
+      // Decided from the manifest alone: never read a mis-shaped output.
+      o.result.ok = false;
+      o.result.problem = ge.is_scalar ? "not a tensor" : (ge.shape != we.shape ? "shape" : "dtype");
+    } else {
       auto wb = ReadTensorBytes(want_dir, we);
       auto gb = ReadTensorBytes(got_dir, ge);
       if (!wb.ok() || !gb.ok()) {
         o.result.ok = false;
         o.result.problem = "unreadable";
       } else {
-        TensorView wv{we.dtype, we.shape, wb.value().data()};
-        TensorView gv{ge.dtype, ge.shape, gb.value().data()};
-        o.result = CompareTensors(wv, gv, o.tolerance);
+        o.result = CompareTensors(TensorView{we.dtype, we.shape, wb.value().data()},
+                                  TensorView{ge.dtype, ge.shape, gb.value().data()}, o.tolerance);
       }
-      if (!o.result.ok && t.ok) {
-        t.ok = false;
-        t.problem = o.result.problem;
-      }
-      t.outputs.push_back(std::move(o));
     }
-    c.details.push_back(std::move(t));
+    if (!o.result.ok && t.ok) {
+      t.ok = false;
+      t.problem = o.result.problem;
+    }
+    t.outputs.push_back(std::move(o));
   }
+  return t;
+}
+
+void Evaluator::FinishCorrectness(Verdict& v) {
+  CorrectGate& c = v.correct;
+  c.passed = 0;
   for (const auto& t : c.details) c.passed += t.ok ? 1 : 0;
   c.ok = c.trials > 0 && c.passed == c.trials;
   v.correctness_rate = c.trials > 0 ? static_cast<double>(c.passed) / c.trials : 0;
+  if (!v.error.empty() && v.status != VerdictStatus::kInfraError) v.status = VerdictStatus::kInfraError;
 }
 
-void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
-                            const fs::path& work, Verdict& v) {
+void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const fs::path& inputs_from,
+                            const fs::path& candidate, const fs::path& work, Verdict& v) {
   PerfGate& p = v.perf;
   p.warmup = options_.warmup;
   p.iters = options_.iters;
   RunRequest req;
   req.candidate = candidate;
   req.format = v.format;
-  req.prepared = prepared.dir;
+  req.prepared = inputs_from;
   req.artifacts = v.compile.artifacts;
   req.phase = RunPhase::kPerf;
   req.warmup = options_.warmup;

@@ -37,6 +37,7 @@ struct EvalOptions {
   std::optional<double> atol, rtol;                // Override every dtype's tolerance.
   RewardOptions reward;
   bool keep_work = false;                          // Keep the run folder (outputs, logs).
+  int64_t max_trial_bytes = int64_t{1} << 30;      // Larger trials are streamed, not cached.
 };
 
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
@@ -60,10 +61,16 @@ class Evaluator {
   Result<TorchInfo> Torch();
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
              const std::filesystem::path& work, Verdict& v);
-  void CheckCorrectness(const Task& task, const PreparedTask& prepared, const std::filesystem::path& outputs,
-                        Verdict& v);
-  void MeasurePerf(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
-                   const std::filesystem::path& work, Verdict& v);
+  // Runs the trials (gate 1) and compares them (gate 2). Returns the prepared
+  // folder whose trial_0 the perf phase may use.
+  std::filesystem::path RunAndCheck(const Task& task, const PreparedTask& prepared,
+                                    const std::filesystem::path& candidate, const std::filesystem::path& work,
+                                    Verdict& v);
+  TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir,
+                          const std::filesystem::path& got_dir, int trial, Verdict& v);
+  void FinishCorrectness(Verdict& v);
+  void MeasurePerf(const Task& task, const PreparedTask& prepared, const std::filesystem::path& inputs_from,
+                   const std::filesystem::path& candidate, const std::filesystem::path& work, Verdict& v);
 
   Backend backend_;
   EvalOptions options_;

@@ -59,12 +59,26 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
   return "task " + task.name + ": the task worker failed (" + r.Describe() + ")\n" + TailLines(r.err, 8);
 }
 
+// Streamed tasks keep their trial seeds (secret, like the reference outputs
+// of cached tasks) in seeds.json.
+Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
+  auto text = ReadFile(prepared.dir / "seeds.json");
+  if (!text.ok()) return prepared;
+  nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+  if (!j.is_array()) return Status::Error("malformed " + (prepared.dir / "seeds.json").string());
+  prepared.streamed = true;
+  for (const auto& s : j) prepared.seeds.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+  prepared.trials = static_cast<int>(prepared.seeds.size());
+  return prepared;
+}
+
 }  // namespace
 
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
                                  const PrepareOptions& options) {
   std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + torch_version + "|" +
                               std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
+                              std::to_string(options.max_trial_bytes) + "|" +
                               std::to_string(kProtocolVersion));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
@@ -79,7 +93,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (auto spec = ReadFile(dir / "spec.json"); spec.ok()) {
     prepared.spec_json = std::move(spec).value();
     prepared.cached = true;
-    return prepared;
+    return ReadSeeds(prepared);
   }
 
   auto tmp = MakeTempDir("anvil-prepare-");
@@ -88,7 +102,8 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
                       backend.TorchDevice(), "--seeds", SecretSeeds(options.trials), "--init-seed",
-                      std::to_string(options.init_seed)});
+                      std::to_string(options.init_seed), "--max-trial-bytes",
+                      std::to_string(options.max_trial_bytes)});
   spec.deadline = options.deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) {
@@ -114,7 +129,19 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (!spec_text.ok()) return spec_text.status();
   prepared.spec_json = std::move(spec_text).value();
   prepared.seconds = r.value().wall_seconds;
-  return prepared;
+  return ReadSeeds(prepared);
+}
+
+Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed,
+                 const fs::path& out, std::chrono::seconds deadline) {
+  ProcessSpec spec = PythonWorkerSpec("task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(),
+                                                      "--device", backend.TorchDevice(), "--seeds", seed,
+                                                      "--init-seed", std::to_string(init_seed)});
+  spec.deadline = deadline;
+  auto r = RunProcess(spec);
+  if (!r.ok()) return r.status();
+  if (!r.value().Succeeded()) return Status::Error(TaskErrorMessage(task, out / "error.json", r.value()));
+  return Status::Ok();
 }
 
 const char* BaselineModeName(BaselineMode mode) { return mode == BaselineMode::kEager ? "eager" : "compile"; }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "core/stats.h"
@@ -23,6 +24,9 @@ struct PrepareOptions {
   int trials = 5;                            // Correctness trials (fresh inputs each).
   int init_seed = 42;                        // Seed for Model/ModelNew construction.
   std::chrono::seconds deadline{900};        // For the task worker.
+  // Above this many bytes of inputs + outputs per trial, trial data is not
+  // cached: each trial is made when the candidate needs it (streamed).
+  int64_t max_trial_bytes = int64_t{1} << 30;
 };
 
 struct PreparedTask {
@@ -31,7 +35,15 @@ struct PreparedTask {
   int trials = 0;
   bool cached = false;        // Found in the cache rather than made now.
   double seconds = 0;         // Time spent preparing now (0 when cached).
+  // Streamed: no trial_K folders; MakeTrial makes trial k from seeds[k].
+  bool streamed = false;
+  std::vector<std::string> seeds;
 };
+
+// Streamed tasks: makes one trial (a prepared folder of its own holding
+// spec.json, params/ and trial_0/) for `seed` into `out`.
+Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed,
+                 const std::filesystem::path& out, std::chrono::seconds deadline);
 
 // Error (with the stage and the traceback's last lines) when the task does not
 // import, lacks Model/get_inputs/get_init_inputs, or its code fails.

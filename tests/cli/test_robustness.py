@@ -60,3 +60,16 @@ def test_runtime_error_reports_the_message_and_traceback():
     assert v["status"] == "runtime_error"
     assert v["gates"]["run"]["stage"] == "forward"
     assert "Traceback" in v["gates"]["run"]["traceback"]
+
+
+def test_streamed_trials_give_the_same_verdicts():
+    # A tiny byte limit forces the streamed path: each trial made, run, compared and deleted in turn.
+    cands = [CANDS / "pass_native.cpp", CANDS / "wrong_answer_native.cpp", CANDS / "segfault_native.cpp"]
+    verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, cands), "--max-trial-bytes", "1000", "--trials", "3",
+                               "--baselines", "eager", "--iters", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert [v["status"] for v in verdicts] == ["pass", "wrong_answer", "runtime_error"]
+    assert verdicts[0]["gates"]["correct"]["passed"] == 3
+    assert len(verdicts[1]["gates"]["correct"]["details"]) == 3
+    assert verdicts[0]["gates"]["perf"]["ran"] and verdicts[0]["gates"]["perf"]["eager"]
+    assert verdicts[2]["gates"]["run"]["trials_completed"] == 0
