@@ -1,0 +1,118 @@
+"""What a call or operator computes, as events: "compute", "arith", "ext" (the custom kernel), "ref" (the
+reference Model), "cast" (lower precision) or "follow" (a call into a local function, an edge of the graph).
+
+Events are recorded per function; reach.py turns those that ModelNew.forward reaches into hits.
+"""
+
+import ast
+
+from .kinds import STR, TENSOR, UNKNOWN
+from .rules import CHEAT, EVIDENCE
+from .syntax import const_str
+from .torch_names import (AMBIGUOUS_METHODS, ARITH_OPERATORS, ATEN_OP_NS, AUTOCAST, DROPOUT_LAYERS, HALF_DTYPES,
+                          MATMUL_OPERATORS, NOOP_LAYERS, TENSOR_COMPUTE_METHODS, is_plumbing, torch_compute)
+
+
+class ComputeEvents:
+    """Compute events of calls and operators for the analyzer (a mixin)."""
+
+    def on_arith(self, node, ctx):
+        scope = ctx.scope
+        if isinstance(node, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return
+            operands = [node.left, *node.comparators]
+            if any(self.resolve(x, scope) == TENSOR for x in operands):
+                self.event(ctx, "arith", node, "compares tensors with a Python operator", EVIDENCE)
+            return
+        if isinstance(node.op, ast.MatMult):
+            self.event(ctx, "compute", node, "uses the @ operator (a torch matmul)", CHEAT)
+            return
+        left = node.target if isinstance(node, ast.AugAssign) else node.left
+        kinds = (self.resolve(left, scope), self.resolve(node.right if isinstance(node, ast.BinOp) else node.value,
+                                                         scope))
+        if TENSOR in kinds and STR not in kinds:
+            op = type(node.op).__name__
+            self.event(ctx, "arith", node, f"tensor arithmetic with a Python operator ({op})", EVIDENCE)
+
+    def call_events(self, call, scope):
+        """(kind, message, severity, follow target) for one call: compute, ext, ref, cast or follow."""
+        f = call.func
+        if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name)
+                and f.value.func.id == "super" and self.is_builtin("super", scope)):
+            if scope.cls is None:
+                return []
+            return self.callee_events(self.base_member(scope.cls, f.attr), call, scope, f"super().{f.attr}")
+        k = self.resolve(f, scope)
+        if k is None or k is UNKNOWN:
+            if isinstance(f, ast.Attribute) and self.resolve(f.value, scope) in (None, UNKNOWN):
+                return self.method_events(f.attr, call, scope, known_tensor=False)
+            return []
+        return self.callee_events(k, call, scope, ast.unparse(f)[:80])
+
+    def callee_events(self, k, call, scope, label, depth=0):
+        if k is None or depth > 8:
+            return []
+        kind = k[0]
+        if kind == "qual":
+            return self.qual_events(k[1], call, scope)
+        if kind == "layer":
+            name = k[1].split(".")[-1]
+            if name in NOOP_LAYERS:
+                return []
+            if name in DROPOUT_LAYERS:
+                return [("compute", f"calls torch layer {name} ({label})", EVIDENCE, None)]
+            return [("compute", f"calls torch layer {name} ({label})", CHEAT, None)]
+        if kind == "container":
+            out = []
+            for e in k[1]:
+                out += self.callee_events(e, call, scope, label, depth + 1)
+            return out
+        if kind == "func":
+            return [("follow", "", CHEAT, id(k[1]))]
+        if kind == "inst":
+            m = self.class_member(k[1], "forward") or self.class_member(k[1], "__call__")
+            return self.callee_events(m, call, scope, label, depth + 1)
+        if kind == "ref":
+            return [("ref", f"runs the reference Model ({label})", CHEAT, None)]
+        if kind == "compiled":
+            return [("compute", f"calls a function compiled by {k[1]} ({label})", CHEAT, None)]
+        if kind == "extfn":
+            return [("ext", "", EVIDENCE, None)]
+        if kind == "tmethod":
+            return self.method_events(k[1], call, scope, known_tensor=True)
+        return []
+
+    def qual_events(self, p, call, scope):
+        parts = p.split(".")
+        if parts[:2] == ["torch", "ops"] and len(parts) >= 4 and parts[2] not in ATEN_OP_NS:
+            return [("ext", "", EVIDENCE, None)]
+        if torch_compute(p):
+            return [("compute", f"calls {p}", CHEAT, None)]
+        if p in MATMUL_OPERATORS:
+            return [("compute", f"calls {p} (a torch matmul on tensors)", CHEAT, None)]
+        if parts[0] == "operator" and parts[-1] in ARITH_OPERATORS:
+            return [("arith", f"calls {p}", EVIDENCE, None)]
+        if p in AUTOCAST:
+            return [("cast", f"{p} lowers precision", EVIDENCE, None)]
+        if parts[:2] == ["torch", "Tensor"] and parts[-1] in ("half", "bfloat16"):
+            return [("cast", f"{p} lowers precision", EVIDENCE, None)]
+        if parts[-1] == "Model":
+            return [("ref", f"runs the reference Model ({p})", CHEAT, None)]
+        return []
+
+    def method_events(self, name, call, scope, known_tensor):
+        if name in ("half", "bfloat16"):
+            return [("cast", f".{name}() lowers precision", EVIDENCE, None)]
+        if name in ("to", "type"):
+            for a in [*call.args, *[kw.value for kw in call.keywords]]:
+                q = self.qual_of(a, scope)
+                s = const_str(a) or ""
+                if q in HALF_DTYPES or "Half" in s or "BFloat16" in s or s in ("float16", "bfloat16"):
+                    return [("cast", f".{name}() to a half/bfloat16 dtype lowers precision", EVIDENCE, None)]
+            return []
+        if is_plumbing(name) or name not in TENSOR_COMPUTE_METHODS:
+            return []
+        if name in AMBIGUOUS_METHODS and not known_tensor:
+            return []
+        return [("compute", f"calls tensor method .{name}()", CHEAT, None)]
