@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +100,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
 
   auto start = Clock::now();
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]})
@@ -107,6 +109,9 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
   if (pid == 0) {
     setpgid(0, 0);
+    // If anvil dies (Ctrl-C, kill), the child dies with it instead of running on.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);

@@ -63,7 +63,11 @@ Result<std::string> DetectFormat(const fs::path& candidate) {
                        ": expected a .py (kernelbench) or .cpp/.cc/.cu (native) file; use --format");
 }
 
-Evaluator::Evaluator(Backend backend, EvalOptions options) : backend_(std::move(backend)), options_(std::move(options)) {}
+Evaluator::Evaluator(Backend backend, EvalOptions options) : backend_(std::move(backend)), options_(std::move(options)) {
+  // Workers run in their own folders: every path handed to them must be absolute.
+  std::error_code ec;
+  options_.cache_dir = fs::absolute(options_.cache_dir, ec);
+}
 
 Result<TorchInfo> Evaluator::Torch() {
   std::lock_guard<std::mutex> lock(mu_);
