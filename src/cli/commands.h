@@ -16,5 +16,6 @@ inline constexpr int kExitUsage = 2;
 // Registers `eval`; the returned callable runs it after parsing.
 void RegisterEval(CLI::App& app, int& exit_code);
 void RegisterTasks(CLI::App& app, int& exit_code);
+void RegisterKernelbench(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

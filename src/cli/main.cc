@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   int exit_code = anvil::kExitOk;
   anvil::RegisterEval(app, exit_code);
   anvil::RegisterTasks(app, exit_code);
+  anvil::RegisterKernelbench(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

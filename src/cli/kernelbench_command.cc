@@ -1,0 +1,503 @@
+// `anvil kernelbench`: evaluate a KernelBench run folder (many problems, many
+// samples each) and report Pass@k, Avg@N, Faster Rate, geometric-mean speedups
+// and fast_p per level. Every verdict is appended to a JSONL file as soon as it
+// exists, and a rerun skips what that file already holds (docs/kernelbench.md).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "core/environment.h"
+#include "core/files.h"
+#include "pipeline/batch.h"
+#include "report/kernelbench_layout.h"
+#include "report/metrics.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kDefaultOutName = "anvil_verdicts.jsonl";
+constexpr std::size_t kMaxListed = 10;                  // Skipped files and missing problems shown on stderr.
+constexpr double kTableFastP[] = {0.0, 1.0, 1.5, 2.0};  // fast_p columns of the text table (JSON has all).
+
+struct KernelbenchArgs {
+  std::string run_dir;
+  std::string kernelbench;
+  std::string backend = "cpu";
+  std::string out;
+  double faster_than = 1.1;
+  bool json = false;
+  int trials = 5;
+  double timeout = 120;
+  double compile_timeout = 600;
+  bool no_perf = false;
+  int warmup = 3;
+  int iters = 20;
+  std::string baselines = "eager,compile";
+  std::string cache_dir;
+  int64_t max_trial_bytes = int64_t{1} << 30;
+  bool retry_infra = false;
+  bool quiet = false;
+};
+
+// Verdicts already in the output file, by candidate file name (which holds
+// the level, problem and sample). The last line for a file wins.
+struct VerdictLog {
+  std::map<std::string, SampleRecord> done;
+  int other_backend = 0;  // Candidates logged only with another backend: evaluated again.
+  int infra_retried = 0;  // Candidates logged only as infra_error, with --retry-infra: evaluated again.
+};
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// "0" for 0, else one decimal at least: KernelBench's fast_0, fast_1.0, fast_0.5.
+std::string PLabel(double p) {
+  if (p == 0) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", p);
+  std::string s = buf;
+  return s.find('.') == std::string::npos ? s + ".0" : s;
+}
+
+fs::path DefaultKernelbenchRoot() {
+  const char* env = std::getenv("ANVIL_KERNELBENCH");
+  if (env != nullptr && *env != '\0') return env;
+  return (SourceDir() / ".." / "shared" / "kernelbench").lexically_normal();
+}
+
+double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
+
+// The record of one verdict JSON line, keyed by its candidate's file name;
+// nullopt when the line is not a verdict of a KernelBench-named candidate.
+std::optional<std::pair<std::string, SampleRecord>> RecordFromLine(const json& j, std::string& backend) {
+  if (!j.is_object() || !j.contains("status") || !j["status"].is_string()) return std::nullopt;
+  const json& cand = j.value("candidate", json::object());
+  if (!cand.is_object() || !cand.contains("path") || !cand["path"].is_string()) return std::nullopt;
+  std::string name = fs::path(cand["path"].get<std::string>()).filename().string();
+  auto id = ParseSampleFileName(name);
+  if (!id) return std::nullopt;
+  SampleRecord r;
+  r.level = id->level;
+  r.problem = id->problem;
+  r.sample = id->sample;
+  r.status = j["status"].get<std::string>();
+  r.correctness_rate = NumberOr(j.value("correctness_rate", json()), 0.0);
+  const json& gates = j.value("gates", json::object());
+  const json& perf = gates.is_object() ? gates.value("perf", json::object()) : json::object();
+  if (perf.is_object()) {
+    r.speedup_eager = NumberOr(perf.value("speedup_eager", json()), 0.0);
+    r.speedup_compile = NumberOr(perf.value("speedup_compile", json()), 0.0);
+  }
+  const json& b = j.value("backend", json::object());
+  backend = b.is_object() && b.contains("name") && b["name"].is_string() ? b["name"].get<std::string>() : "";
+  return std::make_pair(name, r);
+}
+
+SampleRecord RecordFromVerdict(const SampleId& id, const Verdict& v) {
+  SampleRecord r;
+  r.level = id.level;
+  r.problem = id.problem;
+  r.sample = id.sample;
+  r.status = StatusName(v.status);
+  r.correctness_rate = v.correctness_rate;
+  r.speedup_eager = v.perf.speedup_eager;
+  r.speedup_compile = v.perf.speedup_compile;
+  return r;
+}
+
+// Reads the verdicts of an earlier, possibly interrupted run. A last line cut
+// short by the interruption is dropped from the file so that appending starts
+// on a fresh line; other lines that are not verdicts are ignored with a warning.
+Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backend, bool retry_infra) {
+  VerdictLog log;
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return log;
+  auto text = ReadFile(out);
+  if (!text.ok()) return text.status();
+  const std::string& s = text.value();
+  std::size_t start = 0;
+  int line_no = 0;
+  std::set<std::string> other_backend, infra;
+  while (start < s.size()) {
+    std::size_t end = s.find('\n', start);
+    const bool complete = end != std::string::npos;
+    if (!complete) end = s.size();
+    std::string line = s.substr(start, end - start);
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      start = end + 1;
+      continue;
+    }
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() && !complete) {
+      std::fprintf(stderr,
+                   "anvil kernelbench: warning: %s:%d: dropping a truncated last line (an interrupted "
+                   "write); that candidate is evaluated again\n",
+                   out.c_str(), line_no);
+      fs::resize_file(out, start, ec);
+      if (ec) return Status::Error("cannot truncate " + out.string() + ": " + ec.message());
+      break;
+    }
+    if (!complete) {
+      // A whole verdict without its newline: end the line before appending.
+      std::ofstream(out, std::ios::app) << "\n";
+    }
+    std::string line_backend;
+    auto rec = j.is_discarded() ? std::nullopt : RecordFromLine(j, line_backend);
+    if (!rec) {
+      std::fprintf(stderr,
+                   "anvil kernelbench: warning: %s:%d: not a verdict of a KernelBench-named candidate; "
+                   "ignored\n",
+                   out.c_str(), line_no);
+    } else if (line_backend != backend) {
+      other_backend.insert(rec->first);
+    } else if (retry_infra && rec->second.status == "infra_error") {
+      infra.insert(rec->first);
+    } else {
+      log.done[rec->first] = rec->second;
+    }
+    start = end + 1;
+  }
+  for (const auto& name : other_backend) log.other_backend += log.done.count(name) == 0 ? 1 : 0;
+  for (const auto& name : infra) log.infra_retried += log.done.count(name) == 0 ? 1 : 0;
+  return log;
+}
+
+template <typename T>
+void ListOnStderr(const std::vector<T>& items, const std::function<std::string(const T&)>& describe) {
+  for (std::size_t i = 0; i < items.size() && i < kMaxListed; ++i) {
+    std::fprintf(stderr, "  %s\n", describe(items[i]).c_str());
+  }
+  if (items.size() > kMaxListed) std::fprintf(stderr, "  ... and %zu more\n", items.size() - kMaxListed);
+}
+
+std::string Percent(double v) { return Fixed(v, 1) + "%"; }
+
+// Three significant digits: CPU runs see speedups like 0.00439x.
+std::string Geomean(const SpeedupMean& m) {
+  if (m.samples == 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3gx", m.geomean);
+  return buf;
+}
+
+std::string SampleCount(const LevelMetrics& m) {
+  return m.samples_min == m.samples_max ? std::to_string(m.samples_max)
+                                        : std::to_string(m.samples_min) + "-" + std::to_string(m.samples_max);
+}
+
+void AddRow(TextTable& table, const std::string& label, const LevelMetrics& m) {
+  std::vector<std::string> row = {label,
+                                  std::to_string(m.problems),
+                                  SampleCount(m),
+                                  Percent(m.pass_at_1),
+                                  Percent(m.pass_at_n),
+                                  Percent(m.avg_at_n),
+                                  Percent(m.faster_eager),
+                                  Percent(m.faster_compile),
+                                  Geomean(m.speedup_eager),
+                                  Geomean(m.speedup_compile)};
+  for (double p : kTableFastP) {
+    std::string cell = "-";
+    for (const auto& f : m.fast_p) {
+      if (f.p == p) cell = Percent(100.0 * f.fraction);
+    }
+    row.push_back(cell);
+  }
+  table.Add(row);
+}
+
+void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const KernelBenchRun& kb) {
+  std::vector<std::string> header = {
+      "level",         "problems",       "N", "Pass@1", "Pass@N", "Avg@N", "Faster eager", "Faster compile",
+      "geomean eager", "geomean compile"};
+  for (double p : kTableFastP) header.push_back("fast_" + PLabel(p));
+  TextTable table(header);
+  for (const auto& l : metrics.levels) AddRow(table, std::to_string(l.level), l);
+  AddRow(table, "all", metrics.overall);
+  std::printf("\nKernelBench run %s\n\n%s", run_dir.c_str(), table.Render().c_str());
+  std::string statuses;
+  for (const auto& [status, count] : metrics.overall.by_status) {
+    statuses += (statuses.empty() ? "" : ", ") + status + " " + std::to_string(count);
+  }
+  std::printf("\nstatuses: %s\n", statuses.c_str());
+  std::printf(
+      "Faster: passed and speedup > %sx, share of all samples. geomean: over passing samples with a known "
+      "speedup. fast_p: sample 0 of each problem, correct and speedup vs eager > p (KernelBench).\n",
+      Fixed(metrics.options.faster_than, 2).c_str());
+  const LevelMetrics& all = metrics.overall;
+  if (!kb.missing.empty() || !kb.skipped.empty()) {
+    std::size_t left_out = kb.skipped.size();
+    for (const auto& m : kb.missing) left_out += m.files.size();
+    std::printf(
+        "note: %zu candidate file(s) left out (%zu problem(s) not found in %s, %zu file name(s) skipped); "
+        "see the start of stderr.\n",
+        left_out, kb.missing.size(), kb.problem_root.c_str(), kb.skipped.size());
+  }
+  if (all.sample0_missing > 0) {
+    std::printf("note: %d problem(s) have no sample 0; fast_p counts them as failures.\n", all.sample0_missing);
+  }
+  if (all.speedup_unknown > 0) {
+    std::printf(
+        "note: %d passing sample(s) have no eager speedup (perf off or baseline failed); they count as "
+        "not faster.\n",
+        all.speedup_unknown);
+  }
+  auto infra = all.by_status.find("infra_error");
+  if (infra != all.by_status.end()) {
+    std::printf("note: %d infra_error verdict(s) count as failures; --retry-infra evaluates them again.\n",
+                infra->second);
+  }
+}
+
+json LevelJson(const LevelMetrics& m) {
+  json fast = json::object();
+  for (const auto& f : m.fast_p) fast[PLabel(f.p)] = f.fraction;
+  auto geomean = [](const SpeedupMean& s) { return s.samples > 0 ? json(s.geomean) : json(nullptr); };
+  json j = {{"level", m.level > 0 ? json(m.level) : json("all")},
+            {"problems", m.problems},
+            {"samples", m.samples},
+            {"passed", m.passed},
+            {"n", m.samples_max},
+            {"samples_per_problem", {{"min", m.samples_min}, {"max", m.samples_max}}},
+            {"pass_at_k_pct", {{"1", m.pass_at_1}, {std::to_string(std::max(m.samples_max, 1)), m.pass_at_n}}},
+            {"avg_at_n_pct", m.avg_at_n},
+            {"mean_correctness_rate", m.mean_correctness},
+            {"faster_rate_pct", {{"eager", m.faster_eager}, {"compile", m.faster_compile}}},
+            {"geomean_speedup", {{"eager", geomean(m.speedup_eager)}, {"compile", geomean(m.speedup_compile)}}},
+            {"geomean_samples", {{"eager", m.speedup_eager.samples}, {"compile", m.speedup_compile.samples}}},
+            {"fast_p", fast},
+            {"sample0_missing", m.sample0_missing},
+            {"speedup_unknown", m.speedup_unknown},
+            {"statuses", m.by_status}};
+  return j;
+}
+
+int Run(const KernelbenchArgs& a) {
+  auto backend = Backend::FromName(a.backend);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", backend.message().c_str());
+    return kExitUsage;
+  }
+  std::set<std::string> baselines;
+  std::stringstream baseline_list(a.baselines);
+  for (std::string item; std::getline(baseline_list, item, ',');) {
+    if (item != "eager" && item != "compile" && item != "none") {
+      std::fprintf(stderr,
+                   "anvil kernelbench: --baselines takes eager, compile or none (comma-separated), not "
+                   "'%s'\n",
+                   item.c_str());
+      return kExitUsage;
+    }
+    baselines.insert(item);
+  }
+  const fs::path root = a.kernelbench.empty() ? DefaultKernelbenchRoot() : fs::path(a.kernelbench);
+  auto run = ReadKernelBenchRun(a.run_dir, root);
+  if (!run.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", run.message().c_str());
+    if (a.kernelbench.empty()) {
+      std::fprintf(stderr,
+                   "  (the problems are looked up in %s; pass --kernelbench ROOT or set "
+                   "$ANVIL_KERNELBENCH)\n",
+                   root.c_str());
+    }
+    return kExitUsage;
+  }
+  const KernelBenchRun& kb = run.value();
+  if (!kb.skipped.empty()) {
+    std::fprintf(stderr, "anvil kernelbench: %zu file(s) not evaluated:\n", kb.skipped.size());
+    ListOnStderr<SkippedFile>(kb.skipped, [](const SkippedFile& f) { return f.file + ": " + f.reason; });
+  }
+  std::size_t missing_files = 0;
+  for (const auto& m : kb.missing) missing_files += m.files.size();
+  if (!kb.missing.empty()) {
+    std::fprintf(stderr,
+                 "anvil kernelbench: %zu problem(s) not found in %s; their %zu candidate(s) are left "
+                 "out of the metrics:\n",
+                 kb.missing.size(), kb.problem_root.c_str(), missing_files);
+    ListOnStderr<MissingProblem>(kb.missing, [](const MissingProblem& m) {
+      return "level " + std::to_string(m.level) + " problem " + std::to_string(m.problem) + ": " + m.reason;
+    });
+  }
+  if (kb.jobs.empty()) {
+    std::fprintf(stderr,
+                 "anvil kernelbench: nothing to evaluate in %s (expected files named "
+                 "level_{L}_problem_{P}_sample_{S}_kernel.{py,cu,cpp} answering problems in %s)\n",
+                 a.run_dir.c_str(), kb.problem_root.c_str());
+    return kExitUsage;
+  }
+
+  const fs::path out = a.out.empty() ? fs::path(a.run_dir) / kDefaultOutName : fs::path(a.out);
+  auto log = ReadVerdictLog(out, backend.value().name(), a.retry_infra);
+  if (!log.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", log.message().c_str());
+    return kExitUsage;
+  }
+  if (log.value().other_backend > 0) {
+    std::fprintf(stderr,
+                 "anvil kernelbench: %d verdict(s) in %s were made with another backend; evaluating those "
+                 "candidates again on %s\n",
+                 log.value().other_backend, out.c_str(), backend.value().name().c_str());
+  }
+  if (log.value().infra_retried > 0) {
+    std::fprintf(stderr, "anvil kernelbench: evaluating %d infra_error candidate(s) again (--retry-infra)\n",
+                 log.value().infra_retried);
+  }
+  std::vector<Job> pending;
+  std::vector<SampleId> pending_ids;
+  std::vector<SampleRecord> records;
+  for (const auto& j : kb.jobs) {
+    auto it = log.value().done.find(j.job.candidate.filename().string());
+    if (it != log.value().done.end()) {
+      records.push_back(it->second);
+    } else {
+      pending.push_back(j.job);
+      pending_ids.push_back(j.id);
+    }
+  }
+  const std::size_t already = kb.jobs.size() - pending.size();
+  if (!a.quiet) {
+    std::fprintf(stderr, "anvil kernelbench: %zu candidates in %s; %zu already done (in %s); evaluating %zu on %s\n",
+                 kb.jobs.size(), a.run_dir.c_str(), already, out.c_str(), pending.size(),
+                 backend.value().name().c_str());
+    if (!backend.value().HasDevice() && !pending.empty()) {
+      std::fprintf(stderr,
+                   "anvil kernelbench: no %s device on this machine: running the compile gate and the "
+                   "static checks only\n",
+                   backend.value().name().c_str());
+    }
+  }
+
+  std::ofstream out_file(out, std::ios::app);
+  if (!out_file) {
+    std::fprintf(stderr, "anvil kernelbench: cannot write %s\n", out.c_str());
+    return kExitUsage;
+  }
+  EvalOptions o;
+  // Absolute: the workers run in other folders, and a relative cache path would fail every candidate.
+  std::error_code ec;
+  o.cache_dir = fs::absolute(a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir), ec);
+  o.trials = a.trials;
+  o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
+  o.compile_deadline = std::chrono::seconds(static_cast<int64_t>(a.compile_timeout));
+  o.perf = !a.no_perf;
+  o.warmup = a.warmup;
+  o.iters = a.iters;
+  o.baseline_eager = baselines.count("eager") > 0;
+  o.baseline_compile = baselines.count("compile") > 0;
+  o.max_trial_bytes = a.max_trial_bytes;
+  Evaluator evaluator(backend.value(), o);
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  std::size_t index = 0;
+  auto on_verdict = [&](const Job& job, const Verdict& v, const Progress& p) {
+    // Written and flushed at once: an interrupted run loses at most the verdict in flight.
+    out_file << VerdictToJson(v, -1) << "\n" << std::flush;
+    records.push_back(RecordFromVerdict(pending_ids[index++], v));
+    if (a.quiet) return;
+    double rate = p.elapsed_seconds > 0 ? p.done / p.elapsed_seconds : 0;
+    double eta = rate > 0 ? (p.total - p.done) / rate : 0;
+    std::fprintf(stderr, "%s[%zu/%zu] %-14s %s/%s  %.1f s  | %.2f/min, ETA %.0f s%s", tty ? "\r\033[K" : "", p.done,
+                 p.total, StatusName(v.status), job.task.name.c_str(), job.candidate.filename().c_str(), v.seconds,
+                 rate * 60, eta, tty && p.done < p.total ? "" : "\n");
+    std::fflush(stderr);
+  };
+  RunJobs(evaluator, pending, on_verdict);
+  if (!out_file) {
+    std::fprintf(stderr, "anvil kernelbench: writing %s failed\n", out.c_str());
+    return kExitFailure;
+  }
+
+  MetricsOptions mo;
+  mo.faster_than = a.faster_than;
+  RunMetrics metrics = ComputeMetrics(records, mo);
+  if (!a.json) {
+    PrintTable(metrics, a.run_dir, kb);
+    return kExitOk;
+  }
+  json levels = json::array();
+  for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
+  json skipped = json::array();
+  for (const auto& f : kb.skipped) skipped.push_back({{"file", f.file}, {"reason", f.reason}});
+  json missing = json::array();
+  for (const auto& m : kb.missing) {
+    missing.push_back({{"level", m.level}, {"problem", m.problem}, {"reason", m.reason}, {"files", m.files}});
+  }
+  json report = {{"run", a.run_dir},
+                 {"kernelbench", kb.problem_root.string()},
+                 {"out", out.string()},
+                 {"backend", backend.value().name()},
+                 {"faster_than", a.faster_than},
+                 {"candidates", kb.jobs.size()},
+                 {"already_done", already},
+                 {"evaluated", pending.size()},
+                 {"skipped_files", skipped},
+                 {"missing_problems", missing},
+                 {"levels", levels},
+                 {"overall", LevelJson(metrics.overall)}};
+  std::printf("%s\n", report.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterKernelbench(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<KernelbenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "kernelbench",
+      "Evaluate a KernelBench run folder (level_{L}_problem_{P}_sample_{S}_kernel.*) and report, per level,\n"
+      "Pass@1, Pass@N, Avg@N, Faster Rate, geometric-mean speedups and fast_p. Resumable.");
+  cmd->add_option("--run", args->run_dir, "Run folder holding the generated candidates")->required();
+  cmd->add_option("--kernelbench", args->kernelbench,
+                  "KernelBench problems: a folder with level1/, level2/, ... (default $ANVIL_KERNELBENCH, else "
+                  "<anvil source>/../shared/kernelbench)");
+  cmd->add_option("-b,--backend", args->backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("-o,--out", args->out,
+                  "Verdict log (JSON lines), appended as verdicts come and read back on a rerun (default "
+                  "RUN/anvil_verdicts.jsonl)");
+  cmd->add_option("--faster-than", args->faster_than, "Faster Rate counts speedups above this")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print the metrics as one JSON object");
+  cmd->add_option("--trials", args->trials, "Correctness trials, fresh random inputs each")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--timeout", args->timeout, "Seconds allowed per candidate process (run, then perf)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--compile-timeout", args->compile_timeout, "Seconds allowed per compiler call")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-perf", args->no_perf, "Skip timing and baselines (speedup metrics become unknown)");
+  cmd->add_option("--warmup", args->warmup, "Warmup calls before timing")->capture_default_str();
+  cmd->add_option("--iters", args->iters, "Timed calls")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--baselines", args->baselines, "Baselines to time: eager, compile (comma-separated) or none")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
+  cmd->add_option("--max-trial-bytes", args->max_trial_bytes,
+                  "Tasks whose inputs + outputs per trial exceed this are streamed instead of cached")
+      ->capture_default_str();
+  cmd->add_flag("--retry-infra", args->retry_infra, "Evaluate again candidates whose logged verdict is infra_error");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil

@@ -1,0 +1,77 @@
+// Benchmark metrics over many candidates: the MusaCoder paper's Pass@k
+// (unbiased estimator), Avg@N and Faster Rate, geometric-mean speedups, and
+// KernelBench's own fast_p, per level and over the whole run
+// (docs/kernelbench.md defines each one). Pure functions over plain values;
+// thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace anvil {
+
+// One verdict, reduced to what the metrics need.
+struct SampleRecord {
+  int level = 0;
+  int problem = 0;
+  int sample = 0;
+  std::string status;           // A verdict status name; only "pass" counts as correct.
+  double correctness_rate = 0;  // q in [0, 1].
+  double speedup_eager = 0;     // Eager median / candidate median; 0 = unknown.
+  double speedup_compile = 0;   // torch.compile median / candidate median; 0 = unknown.
+};
+
+struct MetricsOptions {
+  double faster_than = 1.1;                                     // Faster Rate counts speedup > this.
+  std::vector<double> fast_p = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};  // KernelBench's thresholds.
+};
+
+// Geometric mean of the known speedups of passing samples.
+struct SpeedupMean {
+  int samples = 0;     // Passing samples with a known speedup.
+  double geomean = 0;  // 0 when samples == 0.
+};
+
+struct FastP {
+  double p = 0;
+  double fraction = 0;  // Of problems, in [0, 1].
+};
+
+// Metrics of one level (or of the whole run). Percentages are in [0, 100].
+struct LevelMetrics {
+  int level = 0;                // 0 for the whole run.
+  int problems = 0;             // With at least one sample.
+  int samples = 0;              // All samples.
+  int passed = 0;               // Samples whose status is "pass".
+  int samples_min = 0;          // Fewest samples of one problem.
+  int samples_max = 0;          // Most samples of one problem: the N of Pass@N and Avg@N.
+  double pass_at_1 = 0;         // Percent; unbiased estimator, averaged over problems.
+  double pass_at_n = 0;         // Percent; k = N, clamped to a problem's own sample count.
+  double avg_at_n = 0;          // Percent of all samples that passed.
+  double mean_correctness = 0;  // Mean q over all samples, in [0, 1].
+  double faster_eager = 0;      // Percent of all samples that passed with speedup > faster_than.
+  double faster_compile = 0;
+  SpeedupMean speedup_eager, speedup_compile;
+  std::vector<FastP> fast_p;  // One per MetricsOptions::fast_p, same order.
+  int sample0_missing = 0;    // Problems without a sample 0: failures for fast_p.
+  int speedup_unknown = 0;    // Passing samples without an eager speedup (perf off or failed).
+  std::map<std::string, int> by_status;
+};
+
+struct RunMetrics {
+  MetricsOptions options;
+  std::vector<LevelMetrics> levels;  // By level, ascending.
+  LevelMetrics overall;              // Every record; problems are (level, problem) pairs.
+};
+
+// Unbiased pass@k of one problem with n samples, c of them correct:
+// 1 - C(n-c, k) / C(n, k), computed as 1 - prod_{i=n-c+1..n} (1 - k/i); 1 when
+// n - c < k. Needs 0 <= c <= n and 1 <= k <= n (aborts otherwise).
+double PassAtK(int n, int c, int k);
+
+// Every metric per level and overall. A (level, problem, sample) given twice
+// counts once: the later record wins. No records give empty metrics.
+RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const MetricsOptions& options);
+
+}  // namespace anvil
