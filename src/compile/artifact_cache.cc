@@ -14,6 +14,12 @@ std::optional<fs::path> ArtifactCache::Lookup(const std::string& key) const {
   return std::nullopt;
 }
 
+fs::path ArtifactCache::LockPath(const std::string& key) const {
+  std::error_code ec;
+  fs::create_directories(root_ / "locks", ec);
+  return root_ / "locks" / (key + ".lock");
+}
+
 Result<fs::path> ArtifactCache::Scratch() const {
   std::error_code ec;
   fs::create_directories(root_, ec);

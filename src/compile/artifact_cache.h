@@ -18,6 +18,8 @@ class ArtifactCache {
 
   // The published folder for `key`, if any.
   std::optional<std::filesystem::path> Lookup(const std::string& key) const;
+  // The lock file builders of `key` hold while building (the root is created).
+  std::filesystem::path LockPath(const std::string& key) const;
   // A fresh private folder to build into.
   Result<std::filesystem::path> Scratch() const;
   // Moves `scratch` into place as `key`'s folder and returns it. When another

@@ -5,6 +5,7 @@
 
 #include "compile/compiler_run.h"
 #include "core/environment.h"
+#include "core/file_lock.h"
 #include "core/files.h"
 #include "core/sha256.h"
 
@@ -74,6 +75,9 @@ struct Job {
 // Runs a job unless its artifact is cached; returns the artifact path or "".
 std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOptions& options, CompileResult& result,
                    bool& was_cached) {
+  // Concurrent builders of the same key (other threads or anvil processes)
+  // wait here, then find the artifact in the cache.
+  FileLock lock(cache.LockPath(job.key));
   if (auto dir = cache.Lookup(job.key)) {
     was_cached = true;
     if (auto log = ReadFile(*dir / "build.log"); log.ok()) result.log += log.value();

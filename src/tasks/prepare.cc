@@ -1,12 +1,9 @@
 #include "tasks/prepare.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/file_lock.h"
 #include "core/files.h"
 #include "core/python.h"
 #include "core/sha256.h"
@@ -27,22 +24,6 @@ std::string SecretSeeds(int n) {
   }
   return seeds;
 }
-
-// Holds an exclusive flock on a file for the object's lifetime.
-class FileLock {
- public:
-  explicit FileLock(const fs::path& path) : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
-    if (fd_ >= 0) flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
 
 std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const ProcessResult& r) {
   auto text = ReadFile(error_json);
