@@ -34,14 +34,31 @@ def expected():
     return out
 
 
+def prewarm(anvil, root):
+    """Compile every candidate in parallel first (compile gate only): the run itself is sequential."""
+    import concurrent.futures
+
+    def build(f):
+        level, problem = f.name.split("_")[1], f.name.split("_")[3]
+        task = next(Path(root, f"level{level}").glob(f"{problem}_*.py"))
+        subprocess.run([anvil, "eval", "--backend", "cuda", "--task", str(task), "--candidate", str(f), "-q"],
+                       capture_output=True, env=dict(os.environ, ANVIL_ASSUME_NO_GPU="1"), timeout=1200)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(build, sorted(RUN.glob("level_*_kernel.*"))))
+
+
 def test_gpu_candidates_get_expected_status(tmp_path):
     anvil = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
     root = os.environ.get("ANVIL_KERNELBENCH") or str(ROOT.parent / "shared" / "kernelbench")
     out = Path(os.environ.get("ANVIL_GPU_OUT", tmp_path)) / "gpu_verdicts.jsonl"
+    prewarm(anvil, root)
     cmd = [anvil, "kernelbench", "--run", str(RUN), "--kernelbench", root, "--backend", "cuda", "--out", str(out),
-           "--trials", os.environ.get("ANVIL_GPU_TRIALS", "3"), "--timeout", "120", "--json"]
+           "--trials", os.environ.get("ANVIL_GPU_TRIALS", "3"), "--timeout", os.environ.get("ANVIL_GPU_TIMEOUT", "60"),
+           "--iters", "10", "--baselines", os.environ.get("ANVIL_GPU_BASELINES", "eager,compile"), "--json"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     sys.stderr.write(proc.stderr[-4000:])
+    sys.stdout.write(proc.stdout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     verdicts = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     want = expected()
