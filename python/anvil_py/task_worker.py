@@ -63,8 +63,13 @@ def build_model(task_path, device, init_seed):
 
 
 def make_inputs(get_inputs, seed, device):
+    """get_inputs() under `seed`, its tensors created directly on `device` (KernelBench makes them on the CPU
+    and copies; on a GPU that costs seconds per GB for the multi-GB level-1 inputs)."""
     torch.manual_seed(seed)
-    inputs = call_stage("get_inputs", get_inputs)
+    if torch.device(device).type == "cuda":
+        torch.cuda.manual_seed(seed)
+    with torch.device(device):
+        inputs = call_stage("get_inputs", get_inputs)
     if not isinstance(inputs, (list, tuple)):
         raise TaskError("get_inputs", "get_inputs() must return a list or tuple")
     return _to_device(list(inputs), device)
