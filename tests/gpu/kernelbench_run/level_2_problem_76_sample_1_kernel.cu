@@ -153,14 +153,15 @@ cudaError_t LaunchGemm(const float* A, const float* B, const float* bias, float*
 
 ANVIL_EXPORT const char* anvil_last_error(void) { return g_error; }
 
-// Inputs: x [M, K], gemm.weight [N, K] (nn.Linear without bias), bias [N] (the model's own nn.Parameter);
-// output relu(x @ W^T + bias) [M, N] (KernelBench: M = 1024, K = N = 8192).
+// Inputs: x [M, K], then the parameters in named_parameters() order, which lists a module's own parameters
+// before its submodules': bias [N] (the model's own nn.Parameter), then gemm.weight [N, K] (nn.Linear without
+// bias); output relu(x @ W^T + bias) [M, N] (KernelBench: M = 1024, K = N = 8192).
 ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void* stream) {
   g_error = nullptr;
-  if (n_in != 3 || n_out != 1) return Fail(1, "expected inputs x, weight, bias and one output");
+  if (n_in != 3 || n_out != 1) return Fail(1, "expected inputs x, bias, weight and one output");
   const anvil_tensor& x = in[0];
-  const anvil_tensor& w = in[1];
-  const anvil_tensor& bias = in[2];
+  const anvil_tensor& bias = in[1];
+  const anvil_tensor& w = in[2];
   anvil_tensor& y = out[0];
   if (!IsF32(x, 2) || !IsF32(w, 2) || !IsF32(bias, 1) || !IsF32(y, 2)) {
     return Fail(2, "expected contiguous float32 tensors: x [M, K], weight [N, K], bias [N], out [M, N]");
