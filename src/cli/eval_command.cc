@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
 #include "pipeline/batch.h"
@@ -17,30 +18,19 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-struct EvalArgs {
+struct EvalArgs : EvalFlags {
   std::string task;
   std::vector<std::string> candidates;
   std::string list;
-  std::string backend = "cpu";
   std::string format = "auto";
   bool json = false;
   std::string out;
-  int trials = 5;
-  double timeout = 120;
-  double compile_timeout = 600;
-  bool no_perf = false;
-  int warmup = 3;
-  int iters = 20;
-  std::string baselines = "eager,compile";
   std::optional<double> atol, rtol;
   double lambda = 0.5;
   double nu_max = 4;
   std::string reward_vs = "eager";
-  std::string cache_dir;
   bool keep = false;
-  int64_t max_trial_bytes = int64_t{1} << 30;
   bool check_expected = false;
-  bool quiet = false;
 };
 
 std::string Fixed(double v, int digits) {
@@ -140,24 +130,19 @@ int Run(const EvalArgs& a) {
     std::fprintf(stderr, "anvil eval: %s\n", backend.message().c_str());
     return kExitUsage;
   }
-  EvalOptions o;
-  o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
+  auto options = ToEvalOptions(a);
+  if (!options.ok()) {
+    std::fprintf(stderr, "anvil eval: %s\n", options.message().c_str());
+    return kExitUsage;
+  }
+  EvalOptions o = options.value();
   o.format = a.format == "auto" ? "" : a.format;
-  o.trials = a.trials;
-  o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
-  o.compile_deadline = std::chrono::seconds(static_cast<int64_t>(a.compile_timeout));
-  o.perf = !a.no_perf;
-  o.warmup = a.warmup;
-  o.iters = a.iters;
-  o.baseline_eager = a.baselines.find("eager") != std::string::npos;
-  o.baseline_compile = a.baselines.find("compile") != std::string::npos;
   o.atol = a.atol;
   o.rtol = a.rtol;
   o.reward.lambda = a.lambda;
   o.reward.nu_max = a.nu_max;
   o.reward.against_compile = a.reward_vs == "compile";
   o.keep_work = a.keep;
-  o.max_trial_bytes = a.max_trial_bytes;
 
   Result<std::vector<Job>> jobs = Status::Error("");
   bool examples = false;
@@ -277,26 +262,12 @@ void RegisterEval(CLI::App& app, int& exit_code) {
   cmd->add_option("-c,--candidate", args->candidates,
                   "Candidate file(s) or folder(s); with a task folder, one folder with a subfolder per task");
   cmd->add_option("--list", args->list, "JSONL file of {\"task\": path, \"candidate\": path} jobs");
-  cmd->add_option("-b,--backend", args->backend, "cpu or cuda")->capture_default_str();
+  AddEvalFlags(cmd, *args);
   cmd->add_option("--format", args->format, "auto, kernelbench or native")
       ->check(CLI::IsMember({"auto", "kernelbench", "native"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print verdicts as JSON (one object; JSON lines for many)");
   cmd->add_option("-o,--out", args->out, "Append every verdict as a JSON line to this file");
-  cmd->add_option("--trials", args->trials, "Correctness trials, fresh random inputs each")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per candidate process (run, then perf)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--compile-timeout", args->compile_timeout, "Seconds allowed per compiler call")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_flag("--no-perf", args->no_perf, "Skip timing (gate 4) and baselines");
-  cmd->add_option("--warmup", args->warmup, "Warmup calls before timing")->capture_default_str();
-  cmd->add_option("--iters", args->iters, "Timed calls")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--baselines", args->baselines, "Baselines to time: eager, compile, both, or none")
-      ->capture_default_str();
   cmd->add_option("--atol", args->atol, "Absolute tolerance for every dtype (default: per dtype)");
   cmd->add_option("--rtol", args->rtol, "Relative tolerance for every dtype (default: per dtype)");
   cmd->add_option("--lambda", args->lambda, "Reward: weight of the speedup bonus")->capture_default_str();
@@ -304,15 +275,9 @@ void RegisterEval(CLI::App& app, int& exit_code) {
   cmd->add_option("--reward-vs", args->reward_vs, "Reward speedup against eager or compile")
       ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
-  cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
   cmd->add_flag("--keep", args->keep, "Keep each run's work folder (outputs, logs)");
-  cmd->add_option("--max-trial-bytes", args->max_trial_bytes,
-                  "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
-                  "needed and deleted after, instead of cached")
-      ->capture_default_str();
   cmd->add_flag("--check-expected", args->check_expected,
                 "Exit 1 when a candidate's `anvil-expect:` header disagrees with its verdict");
-  cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
 #include "core/files.h"
@@ -34,24 +35,13 @@ constexpr const char* kDefaultOutName = "anvil_verdicts.jsonl";
 constexpr std::size_t kMaxListed = 10;                  // Skipped files and missing problems shown on stderr.
 constexpr double kTableFastP[] = {0.0, 1.0, 1.5, 2.0};  // fast_p columns of the text table (JSON has all).
 
-struct KernelbenchArgs {
+struct KernelbenchArgs : EvalFlags {
   std::string run_dir;
   std::string kernelbench;
-  std::string backend = "cpu";
   std::string out;
   double faster_than = 1.1;
   bool json = false;
-  int trials = 5;
-  double timeout = 120;
-  double compile_timeout = 600;
-  bool no_perf = false;
-  int warmup = 3;
-  int iters = 20;
-  std::string baselines = "eager,compile";
-  std::string cache_dir;
-  int64_t max_trial_bytes = int64_t{1} << 30;
   bool retry_infra = false;
-  bool quiet = false;
 };
 
 // Verdicts already in the output file, by candidate file name (which holds
@@ -297,17 +287,10 @@ int Run(const KernelbenchArgs& a) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", backend.message().c_str());
     return kExitUsage;
   }
-  std::set<std::string> baselines;
-  std::stringstream baseline_list(a.baselines);
-  for (std::string item; std::getline(baseline_list, item, ',');) {
-    if (item != "eager" && item != "compile" && item != "none") {
-      std::fprintf(stderr,
-                   "anvil kernelbench: --baselines takes eager, compile or none (comma-separated), not "
-                   "'%s'\n",
-                   item.c_str());
-      return kExitUsage;
-    }
-    baselines.insert(item);
+  auto options = ToEvalOptions(a);
+  if (!options.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", options.message().c_str());
+    return kExitUsage;
   }
   const fs::path root = a.kernelbench.empty() ? DefaultKernelbenchRoot() : fs::path(a.kernelbench);
   auto run = ReadKernelBenchRun(a.run_dir, root);
@@ -391,19 +374,7 @@ int Run(const KernelbenchArgs& a) {
     std::fprintf(stderr, "anvil kernelbench: cannot write %s\n", out.c_str());
     return kExitUsage;
   }
-  EvalOptions o;
-  // Absolute: the workers run in other folders, and a relative cache path would fail every candidate.
-  std::error_code ec;
-  o.cache_dir = fs::absolute(a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir), ec);
-  o.trials = a.trials;
-  o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
-  o.compile_deadline = std::chrono::seconds(static_cast<int64_t>(a.compile_timeout));
-  o.perf = !a.no_perf;
-  o.warmup = a.warmup;
-  o.iters = a.iters;
-  o.baseline_eager = baselines.count("eager") > 0;
-  o.baseline_compile = baselines.count("compile") > 0;
-  o.max_trial_bytes = a.max_trial_bytes;
+  EvalOptions o = options.value();  // The Evaluator makes the cache path absolute.
   Evaluator evaluator(backend.value(), o);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -469,7 +440,7 @@ void RegisterKernelbench(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernelbench", args->kernelbench,
                   "KernelBench problems: a folder with level1/, level2/, ... (default $ANVIL_KERNELBENCH, else "
                   "<anvil source>/../shared/kernelbench)");
-  cmd->add_option("-b,--backend", args->backend, "cpu or cuda")->capture_default_str();
+  AddEvalFlags(cmd, *args);
   cmd->add_option("-o,--out", args->out,
                   "Verdict log (JSON lines), appended as verdicts come and read back on a rerun (default "
                   "RUN/anvil_verdicts.jsonl)");
@@ -477,26 +448,7 @@ void RegisterKernelbench(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the metrics as one JSON object");
-  cmd->add_option("--trials", args->trials, "Correctness trials, fresh random inputs each")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per candidate process (run, then perf)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--compile-timeout", args->compile_timeout, "Seconds allowed per compiler call")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_flag("--no-perf", args->no_perf, "Skip timing and baselines (speedup metrics become unknown)");
-  cmd->add_option("--warmup", args->warmup, "Warmup calls before timing")->capture_default_str();
-  cmd->add_option("--iters", args->iters, "Timed calls")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--baselines", args->baselines, "Baselines to time: eager, compile (comma-separated) or none")
-      ->capture_default_str();
-  cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
-  cmd->add_option("--max-trial-bytes", args->max_trial_bytes,
-                  "Tasks whose inputs + outputs per trial exceed this are streamed instead of cached")
-      ->capture_default_str();
   cmd->add_flag("--retry-infra", args->retry_infra, "Evaluate again candidates whose logged verdict is infra_error");
-  cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

@@ -1,0 +1,55 @@
+#include "cli/eval_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "core/environment.h"
+
+namespace anvil {
+
+void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
+  cmd->add_option("-b,--backend", f.backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--trials", f.trials, "Correctness trials, fresh random inputs each")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--timeout", f.timeout, "Seconds allowed per candidate process (run, then perf)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--compile-timeout", f.compile_timeout, "Seconds allowed per compiler call")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-perf", f.no_perf, "Skip timing (gate 4) and baselines");
+  cmd->add_option("--warmup", f.warmup, "Warmup calls before timing")->capture_default_str();
+  cmd->add_option("--iters", f.iters, "Timed calls")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--baselines", f.baselines, "Baselines to time: eager, compile (comma-separated), or none")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", f.cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
+  cmd->add_option("--max-trial-bytes", f.max_trial_bytes,
+                  "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
+                  "needed and deleted after, instead of cached")
+      ->capture_default_str();
+  cmd->add_flag("-q,--quiet", f.quiet, "No progress display");
+}
+
+Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
+  EvalOptions o;
+  std::stringstream list(f.baselines);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item != "eager" && item != "compile" && item != "none") {
+      return Status::Error("--baselines takes eager, compile or none (comma-separated), not '" + item + "'");
+    }
+  }
+  o.cache_dir = f.cache_dir.empty() ? DefaultCacheDir() : std::filesystem::path(f.cache_dir);
+  o.trials = f.trials;
+  o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
+  o.compile_deadline = std::chrono::seconds(static_cast<int64_t>(f.compile_timeout));
+  o.perf = !f.no_perf;
+  o.warmup = f.warmup;
+  o.iters = f.iters;
+  o.baseline_eager = f.baselines.find("eager") != std::string::npos;
+  o.baseline_compile = f.baselines.find("compile") != std::string::npos;
+  o.max_trial_bytes = f.max_trial_bytes;
+  return o;
+}
+
+}  // namespace anvil

@@ -1,0 +1,36 @@
+// The evaluation flags `anvil eval` and `anvil kernelbench` share: registered
+// once on each command, translated once into EvalOptions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pipeline/evaluator.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace anvil {
+
+struct EvalFlags {
+  std::string backend = "cpu";
+  int trials = 5;
+  double timeout = 120;
+  double compile_timeout = 600;
+  bool no_perf = false;
+  int warmup = 3;
+  int iters = 20;
+  std::string baselines = "eager,compile";
+  std::string cache_dir;
+  int64_t max_trial_bytes = int64_t{1} << 30;
+  bool quiet = false;
+};
+
+void AddEvalFlags(CLI::App* cmd, EvalFlags& flags);
+
+// Everything but the backend, which the caller resolves (and reports) itself.
+// Error for a malformed --baselines list.
+Result<EvalOptions> ToEvalOptions(const EvalFlags& flags);
+
+}  // namespace anvil
