@@ -74,3 +74,17 @@ def test_tolerance_override_changes_the_verdict():
     assert verdicts[0]["status"] == "wrong_answer"
     verdicts, _ = eval_json("--task", RELU, "--candidate", cand, "--no-perf", "--atol", "10", "--rtol", "10")
     assert verdicts[0]["status"] == "pass"
+
+
+def test_baselines_are_measured_once_and_cached():
+    cand = str(CANDS / "relu" / "pass_native.cpp")
+    first, proc = eval_json("--task", RELU, "--candidate", cand, "--iters", "3", "--baselines", "eager,compile")
+    assert proc.returncode == 0, proc.stderr
+    perf = first[0]["gates"]["perf"]
+    assert perf["ran"] and perf["eager"] and perf["compile"], perf
+    assert perf["speedup_eager"] > 0 and perf["speedup_compile"] > 0
+    assert perf["compile"]["samples"] == 3
+    again, _ = eval_json("--task", RELU, "--candidate", cand, "--iters", "3", "--baselines", "eager,compile")
+    # Cached per task: the same baseline numbers come back without re-timing.
+    assert again[0]["gates"]["perf"]["eager"] == perf["eager"]
+    assert again[0]["gates"]["perf"]["compile"] == perf["compile"]
