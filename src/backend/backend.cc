@@ -39,8 +39,7 @@ std::vector<std::string> Backend::NativeFlags(const std::string& include_dir) co
   if (kind_ == BackendKind::kCpu) {
     return {"-O2", "-std=c++17", "-fPIC", "-shared", "-fopenmp", "-I" + include_dir};
   }
-  std::vector<std::string> flags = {"-O2", "-std=c++17", "-Xcompiler", "-fPIC", "-shared",
-                                    "-I" + include_dir};
+  std::vector<std::string> flags = {"-O2", "-std=c++17", "-Xcompiler", "-fPIC", "-shared", "-I" + include_dir};
   for (auto& f : ArchFlags()) flags.push_back(f);
   return flags;
 }

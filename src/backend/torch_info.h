@@ -15,7 +15,7 @@ namespace anvil {
 struct TorchInfo {
   std::string torch_version;  // e.g. "2.11.0+cu130"
   std::string python_include;
-  std::string ext_suffix;     // ".cpython-311-x86_64-linux-gnu.so"
+  std::string ext_suffix;  // ".cpython-311-x86_64-linux-gnu.so"
   std::vector<std::string> include_paths_cpu, include_paths_cuda;
   std::string torch_lib;
   std::vector<std::string> cflags, nvcc_flags, ldflags_cpu, ldflags_cuda;

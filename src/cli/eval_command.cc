@@ -55,8 +55,7 @@ std::string PerfCell(const Verdict& v) {
 }
 
 void PrintVerdict(const Verdict& v) {
-  std::printf("%s  %s  [%s, %s]\n", v.task.c_str(), Short(v.candidate).c_str(), v.format.c_str(),
-              v.backend.c_str());
+  std::printf("%s  %s  [%s, %s]\n", v.task.c_str(), Short(v.candidate).c_str(), v.format.c_str(), v.backend.c_str());
   std::printf("status:  %s    reward: %s    (%.1f s)\n", StatusName(v.status), Fixed(v.reward, 3).c_str(), v.seconds);
   if (v.compile.ran) {
     std::printf("compile: %s (%s, %s)\n", v.compile.ok ? "ok" : "FAILED", v.compile.compiler.c_str(),
@@ -70,8 +69,8 @@ void PrintVerdict(const Verdict& v) {
   if (v.legal.ran) {
     std::printf("legal:   %s (%zu rule hits)\n", v.legal.ok ? "ok" : "CHEAT", v.legal.hits.size());
     for (const auto& h : v.legal.hits) {
-      std::printf("         [%s] %s: %s (line %d: %s)\n", h.severity.c_str(), h.rule.c_str(), h.message.c_str(),
-                  h.line, h.excerpt.c_str());
+      std::printf("         [%s] %s: %s (line %d: %s)\n", h.severity.c_str(), h.rule.c_str(), h.message.c_str(), h.line,
+                  h.excerpt.c_str());
     }
   }
   if (v.perf.ran) {
@@ -161,8 +160,9 @@ int Run(const EvalArgs& a) {
     std::error_code ec;
     if (fs::is_directory(a.task, ec)) {
       if (a.candidates.size() != 1 || !fs::is_directory(a.candidates[0], ec)) {
-        std::fprintf(stderr, "anvil eval: with a task folder, --candidate must be one folder holding one "
-                             "subfolder per task name\n");
+        std::fprintf(stderr,
+                     "anvil eval: with a task folder, --candidate must be one folder holding one "
+                     "subfolder per task name\n");
         return kExitUsage;
       }
       jobs = JobsForTree(a.task, a.candidates[0]);
@@ -204,8 +204,10 @@ int Run(const EvalArgs& a) {
     }
   }
   if (!backend.value().HasDevice()) {
-    std::fprintf(stderr, "anvil eval: no %s device on this machine: running the compile gate and the static "
-                         "checks only\n", backend.value().name().c_str());
+    std::fprintf(stderr,
+                 "anvil eval: no %s device on this machine: running the compile gate and the static "
+                 "checks only\n",
+                 backend.value().name().c_str());
   }
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -215,13 +217,11 @@ int Run(const EvalArgs& a) {
     if (single || a.quiet) return;
     double rate = p.elapsed_seconds > 0 ? p.done / p.elapsed_seconds : 0;
     double eta = rate > 0 ? (p.total - p.done) / rate : 0;
-    std::string mark = (!job.expected.empty() && job.expected != StatusName(v.status)) ? "  (expected " +
-                                                                                              job.expected + ")"
-                                                                                        : "";
-    std::fprintf(stderr, "%s[%zu/%zu] %-14s %s/%s  %.1f s  | %.2f/min, ETA %.0f s%s%s", tty ? "\r\033[K" : "",
-                 p.done, p.total, StatusName(v.status), job.task.name.c_str(),
-                 job.candidate.filename().c_str(), v.seconds, rate * 60, eta, mark.c_str(),
-                 tty && p.done < p.total ? "" : "\n");
+    std::string mark =
+        (!job.expected.empty() && job.expected != StatusName(v.status)) ? "  (expected " + job.expected + ")" : "";
+    std::fprintf(stderr, "%s[%zu/%zu] %-14s %s/%s  %.1f s  | %.2f/min, ETA %.0f s%s%s", tty ? "\r\033[K" : "", p.done,
+                 p.total, StatusName(v.status), job.task.name.c_str(), job.candidate.filename().c_str(), v.seconds,
+                 rate * 60, eta, mark.c_str(), tty && p.done < p.total ? "" : "\n");
     std::fflush(stderr);
   };
   if (!single && !a.quiet) {
@@ -244,7 +244,8 @@ int Run(const EvalArgs& a) {
   if (examples && !a.json) {
     std::printf("\n%s\n", mismatches == 0 ? "Every example got its expected status."
                                           : (std::to_string(mismatches) + " example(s) did NOT get their "
-                                                                           "expected status.").c_str());
+                                                                          "expected status.")
+                                                .c_str());
   }
   if (a.check_expected && mismatches > 0) return kExitFailure;
   return kExitOk;
@@ -254,10 +255,10 @@ int Run(const EvalArgs& a) {
 
 void RegisterEval(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "eval",
-      "Verify candidates against a task: compile, run, correct, legal, perf -> verdict.\n"
-      "With no --task/--candidate, evaluates the bundled examples.");
+  CLI::App* cmd =
+      app.add_subcommand("eval",
+                         "Verify candidates against a task: compile, run, correct, legal, perf -> verdict.\n"
+                         "With no --task/--candidate, evaluates the bundled examples.");
   cmd->add_option("-t,--task", args->task, "Task file (KernelBench format) or a folder of tasks");
   cmd->add_option("-c,--candidate", args->candidates,
                   "Candidate file(s) or folder(s); with a task folder, one folder with a subfolder per task");

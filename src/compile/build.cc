@@ -15,9 +15,7 @@ namespace {
 
 constexpr int kLogTailLines = 40;
 
-int CountLines(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
-}
+int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1; }
 
 std::string Trim(const std::string& s) {
   std::size_t b = s.find_first_not_of(" \t\r");
@@ -67,9 +65,9 @@ void Finish(CompileResult& result, const std::vector<SourceMap>& maps, const Can
 
 struct Job {
   std::string key;
-  std::vector<std::vector<std::string>> commands;  // Run in order inside the scratch folder.
+  std::vector<std::vector<std::string>> commands;          // Run in order inside the scratch folder.
   std::vector<std::pair<std::string, std::string>> files;  // Written into the scratch folder first.
-  std::string artifact;  // File name of the product inside the folder.
+  std::string artifact;                                    // File name of the product inside the folder.
 };
 
 // Runs a job unless its artifact is cached; returns the artifact path or "".
@@ -136,16 +134,43 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
 }  // namespace
 
 std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::vector<std::string>* dropped) {
-  static const char* kPrefixes[] = {"-O", "-D", "-U", "-std=", "-W", "-g", "-march=", "-mtune=", "-mavx", "-mfma",
-                                    "-ffast-math", "-funroll", "-fopenmp", "-fno-", "--use_fast_math",
-                                    "-use_fast_math", "-lineinfo", "--expt-", "-Xptxas", "--ptxas-options",
-                                    "-maxrregcount", "--maxrregcount", "-arch=", "-gencode", "--extended-lambda",
-                                    "-lcublas", "-lcudnn", "-lcurand", "-lm", "-fPIC", "-ftree", "-fvect"};
+  static const char* kPrefixes[] = {"-O",
+                                    "-D",
+                                    "-U",
+                                    "-std=",
+                                    "-W",
+                                    "-g",
+                                    "-march=",
+                                    "-mtune=",
+                                    "-mavx",
+                                    "-mfma",
+                                    "-ffast-math",
+                                    "-funroll",
+                                    "-fopenmp",
+                                    "-fno-",
+                                    "--use_fast_math",
+                                    "-use_fast_math",
+                                    "-lineinfo",
+                                    "--expt-",
+                                    "-Xptxas",
+                                    "--ptxas-options",
+                                    "-maxrregcount",
+                                    "--maxrregcount",
+                                    "-arch=",
+                                    "-gencode",
+                                    "--extended-lambda",
+                                    "-lcublas",
+                                    "-lcudnn",
+                                    "-lcurand",
+                                    "-lm",
+                                    "-fPIC",
+                                    "-ftree",
+                                    "-fvect"};
   std::vector<std::string> kept;
   for (const auto& f : flags) {
     if (f.empty()) continue;
-    bool ok = std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                          [&](const char* p) { return f.rfind(p, 0) == 0; });
+    bool ok =
+        std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) { return f.rfind(p, 0) == 0; });
     // -Wl,/-Wa,/-Wp, pass arbitrary options to the linker, assembler and preprocessor.
     if (f.find("plugin") != std::string::npos || f.find('@') != std::string::npos || f.rfind("-Wl,", 0) == 0 ||
         f.rfind("-Wa,", 0) == 0 || f.rfind("-Wp,", 0) == 0) {
@@ -176,8 +201,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       result.native_sources.emplace_back(ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i]);
     }
     for (std::size_t i = 0; i < ext.cuda_sources.size(); ++i) {
-      result.native_sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]",
-                                         ext.cuda_sources[i]);
+      result.native_sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]", ext.cuda_sources[i]);
     }
     if (!IsIdentifier(ext.name)) {
       result.ok = false;

@@ -33,8 +33,8 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
                                const Backend& backend, const TorchInfo& torch, const ArtifactCache& cache,
                                const BuildOptions& options);
 
-CompileResult BuildNative(const std::filesystem::path& source, const CandidateSource& candidate,
-                          const Backend& backend, const ArtifactCache& cache, const BuildOptions& options);
+CompileResult BuildNative(const std::filesystem::path& source, const CandidateSource& candidate, const Backend& backend,
+                          const ArtifactCache& cache, const BuildOptions& options);
 
 // Candidate-supplied compiler flags are filtered to a safe set (optimization,
 // defines, warnings, arch, fast-math); the rest are dropped and reported.

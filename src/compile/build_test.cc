@@ -32,8 +32,9 @@ class NativeBuildTest : public ::testing::Test {
 };
 
 TEST_F(NativeBuildTest, BuildsAndCachesByContent) {
-  const std::string ok = "#include \"anvil/native.h\"\nextern \"C\" int anvil_forward(const anvil_tensor*, int, "
-                         "anvil_tensor*, int, void*) { return 0; }\n";
+  const std::string ok =
+      "#include \"anvil/native.h\"\nextern \"C\" int anvil_forward(const anvil_tensor*, int, "
+      "anvil_tensor*, int, void*) { return 0; }\n";
   CompileResult first = Build(ok);
   ASSERT_TRUE(first.ok) << first.log;
   EXPECT_FALSE(first.cached);

@@ -15,12 +15,12 @@ namespace anvil {
 struct CompileResult {
   bool ran = false;
   bool ok = false;
-  bool cached = false;                 // Every artifact came from the cache.
-  double seconds = 0;                  // Wall time spent compiling now.
-  std::string compiler;                // "g++", "nvcc+g++", "python" (syntax), ...
-  std::vector<Diagnostic> diagnostics; // Mapped, deduplicated, capped.
-  std::string summary;                 // Human text of the diagnostics.
-  std::string log;                     // Full compiler output (also at log_path).
+  bool cached = false;                  // Every artifact came from the cache.
+  double seconds = 0;                   // Wall time spent compiling now.
+  std::string compiler;                 // "g++", "nvcc+g++", "python" (syntax), ...
+  std::vector<Diagnostic> diagnostics;  // Mapped, deduplicated, capped.
+  std::string summary;                  // Human text of the diagnostics.
+  std::string log;                      // Full compiler output (also at log_path).
   std::filesystem::path log_path;
   std::map<std::string, std::string> artifacts;  // Extension name (or "native") -> .so path.
   // C++/CUDA texts the candidate supplied, for the legal gate: (name, text).

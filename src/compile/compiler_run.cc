@@ -17,7 +17,8 @@ Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chron
   spec.env = {{"LC_ALL", "C"}};
   auto r = RunProcess(spec);
   if (!r.ok()) {
-    return Status::Error(r.message() + " — is the toolchain installed? (scripts/setup.sh installs g++; nvcc comes "
+    return Status::Error(r.message() +
+                         " — is the toolchain installed? (scripts/setup.sh installs g++; nvcc comes "
                          "with the CUDA toolkit)");
   }
   CompilerRun run;

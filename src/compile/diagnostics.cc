@@ -44,20 +44,17 @@ constexpr std::array<SeverityWord, 4> kCudaToolSeverities = {
     {{"error", kError}, {"fatal", kFatal}, {"warning", kWarning}, {"info", kSkip}}};
 
 // Linker complaints that appear without any recognizable prefix.
-constexpr std::array<std::string_view, 3> kLinkerBodies = {
-    "undefined reference to ", "multiple definition of ", "undefined symbol: "};
+constexpr std::array<std::string_view, 3> kLinkerBodies = {"undefined reference to ", "multiple definition of ",
+                                                           "undefined symbol: "};
 
 // Column-0 lines that end a diagnostic's context rather than extend it.
 constexpr std::array<std::string_view, 6> kSummaryPrefixes = {
-    "In file included from ", "Remark:", "FAILED:", "ninja:", "Traceback",
-    "compilation terminated"};
-constexpr std::array<std::string_view, 3> kSummaryInfixes = {
-    " generated.", "detected in the compilation of", ": In "};
+    "In file included from ", "Remark:", "FAILED:", "ninja:", "Traceback", "compilation terminated"};
+constexpr std::array<std::string_view, 3> kSummaryInfixes = {" generated.", "detected in the compilation of", ": In "};
 
 // Paths whose notes are dropped: toolchain, CUDA and Python-package headers.
 constexpr std::array<std::string_view, 3> kSystemPrefixes = {"/usr/", "/opt/", "/lib/"};
-constexpr std::array<std::string_view, 3> kSystemInfixes = {"/site-packages/", "/dist-packages/",
-                                                            "/include/c++/"};
+constexpr std::array<std::string_view, 3> kSystemInfixes = {"/site-packages/", "/dist-packages/", "/include/c++/"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
@@ -72,9 +69,7 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 std::string_view Basename(std::string_view path) {
   const std::size_t slash = path.rfind('/');
@@ -88,8 +83,7 @@ std::string StripAnsi(std::string_view line) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     if (line[i] == kEscape && i + 1 < line.size() && line[i + 1] == '[') {
       i += 2;
-      while (i < line.size() &&
-             !((line[i] >= 'A' && line[i] <= 'Z') || (line[i] >= 'a' && line[i] <= 'z'))) {
+      while (i < line.size() && !((line[i] >= 'A' && line[i] <= 'Z') || (line[i] >= 'a' && line[i] <= 'z'))) {
         ++i;
       }
       continue;
@@ -142,8 +136,7 @@ struct Location {
 
 // gcc/clang: "file:line:col: rest" or "file:line: rest".
 bool ParseGccLocation(std::string_view text, Location* loc) {
-  for (std::size_t colon = text.find(':'); colon != std::string_view::npos;
-       colon = text.find(':', colon + 1)) {
+  for (std::size_t colon = text.find(':'); colon != std::string_view::npos; colon = text.find(':', colon + 1)) {
     if (colon == 0 || colon + 1 >= text.size() || !IsDigit(text[colon + 1])) continue;
     int line = 0;
     std::size_t pos = colon + 1;
@@ -154,8 +147,7 @@ bool ParseGccLocation(std::string_view text, Location* loc) {
     ++pos;
     int column = 0;
     const std::size_t column_digits = ParseNumber(text.substr(pos), &column);
-    if (column_digits > 0 && pos + column_digits < text.size() &&
-        text[pos + column_digits] == ':') {
+    if (column_digits > 0 && pos + column_digits < text.size() && text[pos + column_digits] == ':') {
       pos += column_digits + 1;
     } else {
       column = 0;
@@ -171,8 +163,7 @@ bool ParseGccLocation(std::string_view text, Location* loc) {
 
 // nvcc front end: "file(line): rest".
 bool ParseNvccLocation(std::string_view text, Location* loc) {
-  for (std::size_t close = text.find("): "); close != std::string_view::npos;
-       close = text.find("): ", close + 1)) {
+  for (std::size_t close = text.find("): "); close != std::string_view::npos; close = text.find("): ", close + 1)) {
     std::size_t open = close;
     while (open > 0 && IsDigit(text[open - 1])) --open;
     if (open == close || open < 2 || text[open - 1] != '(') continue;
@@ -213,8 +204,7 @@ bool ParseLinkerPrefix(std::string_view text, std::string_view* rest) {
   const std::string_view tool = text.substr(0, sep);
   if (Contains(tool, " ")) return false;
   const std::string_view base = Basename(tool);
-  const bool is_ld =
-      base == "ld" || base.starts_with("ld.") || base.ends_with("-ld") || Contains(base, "-ld.");
+  const bool is_ld = base == "ld" || base.starts_with("ld.") || base.ends_with("-ld") || Contains(base, "-ld.");
   if (!is_ld) return false;
   *rest = text.substr(sep + 2);
   return true;
@@ -262,8 +252,7 @@ bool IsSystemPath(std::string_view file) {
 
 bool IsErrorSeverity(std::string_view severity) { return severity == kError || severity == kFatal; }
 
-Diagnostic MakeDiagnostic(std::string_view file, int line, int column, std::string_view severity,
-                          std::string message) {
+Diagnostic MakeDiagnostic(std::string_view file, int line, int column, std::string_view severity, std::string message) {
   Diagnostic d;
   d.file = std::string(file);
   d.line = line;
@@ -418,8 +407,7 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
 
 std::vector<Diagnostic> ParseDiagnostics(std::string_view log) { return LogParser().Run(log); }
 
-std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags,
-                                     const std::vector<SourceMap>& maps,
+std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags, const std::vector<SourceMap>& maps,
                                      const DiagnosticOptions& options) {
   for (Diagnostic& d : diags) MapToCandidate(&d, maps);
 
@@ -429,8 +417,7 @@ std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags,
   bool head_dropped = false;
   for (Diagnostic& d : diags) {
     const bool is_note = d.severity == kNote;
-    if (is_note &&
-        (!options.include_notes || head_dropped || (!d.in_candidate && IsSystemPath(d.file)))) {
+    if (is_note && (!options.include_notes || head_dropped || (!d.in_candidate && IsSystemPath(d.file)))) {
       continue;
     }
     const bool duplicate = !seen.insert(DedupeKey(d)).second;
@@ -459,8 +446,7 @@ std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags,
   return out;
 }
 
-std::string FormatDiagnostics(const std::vector<Diagnostic>& diags,
-                              std::string_view candidate_text_for_excerpts) {
+std::string FormatDiagnostics(const std::vector<Diagnostic>& diags, std::string_view candidate_text_for_excerpts) {
   constexpr int kLineNumberWidth = 5;
   const std::vector<std::string_view> lines = SplitLines(candidate_text_for_excerpts);
   std::string out;
@@ -473,8 +459,7 @@ std::string FormatDiagnostics(const std::vector<Diagnostic>& diags,
     }
     out += d.severity + ": " + d.message + "\n";
 
-    const bool excerpt =
-        d.in_candidate && d.line >= 1 && static_cast<std::size_t>(d.line) <= lines.size();
+    const bool excerpt = d.in_candidate && d.line >= 1 && static_cast<std::size_t>(d.line) <= lines.size();
     if (!excerpt) {
       for (const std::string& c : d.context) out += c + "\n";
       continue;

@@ -50,15 +50,13 @@ struct DiagnosticOptions {
 // (file, line, column, severity, message), moves errors (and fatals) first
 // keeping order, with each note staying behind the diagnostic it follows, and
 // keeps at most options.max_diagnostics.
-std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags,
-                                     const std::vector<SourceMap>& maps,
+std::vector<Diagnostic> MapAndDedupe(std::vector<Diagnostic> diags, const std::vector<SourceMap>& maps,
                                      const DiagnosticOptions& options);
 
 // Human-readable text, one `file:line:col: severity: message` line per
 // diagnostic followed by an excerpt: for diagnostics in the candidate, the
 // candidate's own line from `candidate_text` plus a caret at the column;
 // otherwise the compiler's context lines.
-std::string FormatDiagnostics(const std::vector<Diagnostic>& diags,
-                              std::string_view candidate_text_for_excerpts);
+std::string FormatDiagnostics(const std::vector<Diagnostic>& diags, std::string_view candidate_text_for_excerpts);
 
 }  // namespace anvil

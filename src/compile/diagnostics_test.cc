@@ -429,8 +429,7 @@ TEST(ParseDiagnosticsTest, PtxasAndNvccDriverMessages) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].file, "");
   EXPECT_EQ(d[0].severity, "error");
-  EXPECT_EQ(d[0].message,
-            "Entry function '_Z3bigPf' uses too much shared data (0x400000 bytes, 0xc000 max)");
+  EXPECT_EQ(d[0].message, "Entry function '_Z3bigPf' uses too much shared data (0x400000 bytes, 0xc000 max)");
   d = ParseDiagnostics(kPtxasExternLog);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].severity, "fatal");
@@ -461,8 +460,7 @@ TEST(ParseDiagnosticsTest, EmptyAndNoiseLogs) {
 }
 
 TEST(MapAndDedupeTest, MapsGeneratedLinesToCandidate) {
-  const std::vector<Diagnostic> d =
-      MapAndDedupe(ParseDiagnostics(kTorchBuildLog), ReluMaps(), AllOf());
+  const std::vector<Diagnostic> d = MapAndDedupe(ParseDiagnostics(kTorchBuildLog), ReluMaps(), AllOf());
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].file, "relu.py");
   EXPECT_EQ(d[0].line, 7);
@@ -501,14 +499,12 @@ TEST(MapAndDedupeTest, DedupesGccRepeatsAndDropsNotesByDefault) {
 }
 
 TEST(MapAndDedupeTest, IncludeNotesStillDropsSystemHeaderNotes) {
-  const std::vector<Diagnostic> d =
-      MapAndDedupe(ParseDiagnostics(kClangLog), {}, AllOf(/*include_notes=*/true));
+  const std::vector<Diagnostic> d = MapAndDedupe(ParseDiagnostics(kClangLog), {}, AllOf(/*include_notes=*/true));
   ASSERT_EQ(d.size(), 4u);
   for (const Diagnostic& x : d) EXPECT_EQ(x.severity, "error");
 
-  std::vector<Diagnostic> in = {
-      Diag("/usr/include/c++/12/bits/stl_vector.h", 1, "error", "in system"),
-      Diag("k.cu", 3, "note", "declared here")};
+  std::vector<Diagnostic> in = {Diag("/usr/include/c++/12/bits/stl_vector.h", 1, "error", "in system"),
+                                Diag("k.cu", 3, "note", "declared here")};
   const std::vector<Diagnostic> kept = MapAndDedupe(in, {}, AllOf(true));
   ASSERT_EQ(kept.size(), 2u);  // System-header errors stay; user notes stay.
 }
@@ -543,8 +539,7 @@ TEST(MapAndDedupeTest, CapsAtMaxDiagnostics) {
 }
 
 TEST(FormatDiagnosticsTest, ExcerptsTheCandidateLine) {
-  const std::vector<Diagnostic> d =
-      MapAndDedupe(ParseDiagnostics(kTorchBuildLog), ReluMaps(), DiagnosticOptions());
+  const std::vector<Diagnostic> d = MapAndDedupe(ParseDiagnostics(kTorchBuildLog), ReluMaps(), DiagnosticOptions());
   EXPECT_EQ(FormatDiagnostics(d, kReluPy),
             "relu.py:7: error: identifier \"undefined_val\" is undefined\n"
             "    7 |   if (i < n) y[i] = x[i] > 0 ? x[i] : undefined_val;\n"

@@ -18,7 +18,7 @@ namespace anvil {
 struct ExtensionSpec {
   std::string name;
   std::vector<std::string> cpp_sources, cuda_sources;
-  bool has_functions = false;  // `functions=` given: anvil generates the bindings.
+  bool has_functions = false;                                  // `functions=` given: anvil generates the bindings.
   std::vector<std::pair<std::string, std::string>> functions;  // name -> docstring
   std::vector<std::string> extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths;
   std::optional<bool> with_cuda;

@@ -100,8 +100,7 @@ Result<std::filesystem::path> MakeTempDir(std::string_view prefix) {
     return Status::Error("temporary directory prefix must not contain '/': " + std::string(prefix));
   }
   const char* env_root = std::getenv("TMPDIR");
-  const std::filesystem::path root =
-      (env_root != nullptr && env_root[0] != '\0') ? env_root : kDefaultTempRoot;
+  const std::filesystem::path root = (env_root != nullptr && env_root[0] != '\0') ? env_root : kDefaultTempRoot;
   std::string name = (root / std::string(prefix)).string() + std::string(kTempSuffixTemplate);
   if (::mkdtemp(name.data()) == nullptr) {
     return Status::Error(ErrnoMessage("cannot create temporary directory", name, errno));

@@ -22,8 +22,7 @@ TEST(Sha256Test, TwoBlockMessage448Bits) {
 }
 
 TEST(Sha256Test, MillionA) {
-  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Sha256Test, IncrementalMatchesOneShotAcrossSplits) {
@@ -47,10 +46,8 @@ TEST(Sha256Test, MillionAInPieces) {
 
 TEST(Sha256Test, PaddingBoundaryLengths) {
   // 55 bytes fit padding in one block; 56 need a second.
-  EXPECT_EQ(Sha256Hex(std::string(55, 'a')),
-            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
-  EXPECT_EQ(Sha256Hex(std::string(56, 'a')),
-            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  EXPECT_EQ(Sha256Hex(std::string(55, 'a')), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(Sha256Hex(std::string(56, 'a')), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
 }
 
 TEST(Sha256Test, HexDigestResetsTheHasher) {

@@ -103,8 +103,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]})
-      close(fd);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]}) close(fd);
     return Status::Error(std::string("fork: ") + strerror(errno));
   }
   if (pid == 0) {

@@ -18,19 +18,19 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH.
   // Added to (or replacing entries of) the parent's environment.
   std::vector<std::pair<std::string, std::string>> env;
-  std::string working_dir;                   // Default: the parent's.
-  std::chrono::milliseconds deadline{0};     // 0 = no deadline.
-  std::chrono::milliseconds kill_grace{500}; // SIGTERM -> SIGKILL delay.
-  std::size_t output_cap = 1 << 20;          // Bytes kept per stream.
+  std::string working_dir;                    // Default: the parent's.
+  std::chrono::milliseconds deadline{0};      // 0 = no deadline.
+  std::chrono::milliseconds kill_grace{500};  // SIGTERM -> SIGKILL delay.
+  std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
 };
 
 struct ProcessResult {
-  int exit_code = -1;     // Valid when term_signal == 0.
-  int term_signal = 0;    // Signal that ended the child, 0 if it exited.
-  bool timed_out = false; // The deadline passed and the group was killed.
+  int exit_code = -1;      // Valid when term_signal == 0.
+  int term_signal = 0;     // Signal that ended the child, 0 if it exited.
+  bool timed_out = false;  // The deadline passed and the group was killed.
   double wall_seconds = 0;
-  std::string out;        // Captured stdout (head and tail when over the cap).
-  std::string err;        // Captured stderr, likewise.
+  std::string out;  // Captured stdout (head and tail when over the cap).
+  std::string err;  // Captured stderr, likewise.
 
   bool Succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   // "exit 3", "signal 11 (Segmentation fault)", "timed out after 2.0 s".

@@ -1,5 +1,6 @@
 #include "core/subprocess.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace anvil {
 namespace {

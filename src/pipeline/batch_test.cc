@@ -54,8 +54,9 @@ TEST_F(BatchTest, TreeWithoutMatchesSaysWhatItExpected) {
 TEST_F(BatchTest, ReadsJsonlRelativeToTheFile) {
   Write("t/relu.py", "");
   Write("c/x.cpp", "");
-  fs::path list = Write("jobs.jsonl", "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n\n"
-                                      "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n");
+  fs::path list = Write("jobs.jsonl",
+                        "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n\n"
+                        "{\"task\": \"t/relu.py\", \"candidate\": \"c/x.cpp\"}\n");
   auto jobs = JobsFromList(list);
   ASSERT_TRUE(jobs.ok()) << jobs.message();
   ASSERT_EQ(jobs.value().size(), 2u);

@@ -63,7 +63,8 @@ Result<std::string> DetectFormat(const fs::path& candidate) {
                        ": expected a .py (kernelbench) or .cpp/.cc/.cu (native) file; use --format");
 }
 
-Evaluator::Evaluator(Backend backend, EvalOptions options) : backend_(std::move(backend)), options_(std::move(options)) {
+Evaluator::Evaluator(Backend backend, EvalOptions options)
+    : backend_(std::move(backend)), options_(std::move(options)) {
   // Workers run in their own folders: every path handed to them must be absolute.
   std::error_code ec;
   options_.cache_dir = fs::absolute(options_.cache_dir, ec);
@@ -156,8 +157,8 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
   return finish(v.status);
 }
 
-void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
-                      const fs::path& work, Verdict& v) {
+void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const fs::path& work,
+                      Verdict& v) {
   auto torch = Torch();
   if (!torch.ok()) {
     v.error = torch.message();
@@ -296,8 +297,8 @@ fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, 
   fs::path last;
   for (int k = 0; k < prepared.trials; ++k) {
     fs::path ref = work / ("ref_" + std::to_string(k));
-    Status made = MakeTrial(task, backend_, prepared.seeds[k], PrepareOptions{}.init_seed, ref,
-                            PrepareOptions{}.deadline);
+    Status made =
+        MakeTrial(task, backend_, prepared.seeds[k], PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
     if (!made.ok()) {
       infra("making trial " + std::to_string(k) + ": " + made.message());
       return last;

@@ -34,10 +34,10 @@ struct EvalOptions {
   int iters = 20;
   bool baseline_eager = true;
   bool baseline_compile = true;
-  std::optional<double> atol, rtol;                // Override every dtype's tolerance.
+  std::optional<double> atol, rtol;  // Override every dtype's tolerance.
   RewardOptions reward;
-  bool keep_work = false;                          // Keep the run folder (outputs, logs).
-  int64_t max_trial_bytes = int64_t{1} << 30;      // Larger trials are streamed, not cached.
+  bool keep_work = false;                      // Keep the run folder (outputs, logs).
+  int64_t max_trial_bytes = int64_t{1} << 30;  // Larger trials are streamed, not cached.
 };
 
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
@@ -66,8 +66,8 @@ class Evaluator {
   std::filesystem::path RunAndCheck(const Task& task, const PreparedTask& prepared,
                                     const std::filesystem::path& candidate, const std::filesystem::path& work,
                                     Verdict& v);
-  TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir,
-                          const std::filesystem::path& got_dir, int trial, Verdict& v);
+  TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
+                          int trial, Verdict& v);
   void FinishCorrectness(Verdict& v);
   void MeasurePerf(const Task& task, const PreparedTask& prepared, const std::filesystem::path& inputs_from,
                    const std::filesystem::path& candidate, const std::filesystem::path& work, Verdict& v);

@@ -23,23 +23,23 @@ struct RunRequest {
   std::filesystem::path prepared;                // PreparedTask::dir
   std::map<std::string, std::string> artifacts;  // From the compile gate.
   RunPhase phase = RunPhase::kTrials;
-  int warmup = 3;                                // kPerf only.
-  int iters = 20;                                // kPerf only.
+  int warmup = 3;  // kPerf only.
+  int iters = 20;  // kPerf only.
   std::chrono::milliseconds deadline{120000};
-  std::filesystem::path out_dir;                 // Created; outputs land here.
+  std::filesystem::path out_dir;  // Created; outputs land here.
 };
 
 struct RunOutcome {
-  bool ok = false;           // Exited 0 and wrote what the phase promises.
+  bool ok = false;  // Exited 0 and wrote what the phase promises.
   bool timed_out = false;
   int exit_code = 0;
   int term_signal = 0;
   double seconds = 0;
-  std::string stage;         // From error.json: import, init, forward, output, native, ...
+  std::string stage;  // From error.json: import, init, forward, output, native, ...
   std::string message;
   std::string traceback;
   std::string stderr_tail;
-  int trials_completed = 0;  // Trials whose outputs were written.
+  int trials_completed = 0;      // Trials whose outputs were written.
   std::vector<double> times_ms;  // kPerf.
 };
 

@@ -59,8 +59,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                                  const PrepareOptions& options) {
   std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + torch_version + "|" +
                               std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
-                              std::to_string(options.max_trial_bytes) + "|" +
-                              std::to_string(kProtocolVersion));
+                              std::to_string(options.max_trial_bytes) + "|" + std::to_string(kProtocolVersion));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
   std::error_code ec;
@@ -83,8 +82,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
                       backend.TorchDevice(), "--seeds", SecretSeeds(options.trials), "--init-seed",
-                      std::to_string(options.init_seed), "--max-trial-bytes",
-                      std::to_string(options.max_trial_bytes)});
+                      std::to_string(options.init_seed), "--max-trial-bytes", std::to_string(options.max_trial_bytes)});
   spec.deadline = options.deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) {
@@ -92,10 +90,9 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     return r.status();
   }
   if (!r.value().Succeeded()) {
-    std::string msg = r.value().timed_out
-                          ? "task " + task.name + ": preparing the reference timed out after " +
-                                std::to_string(options.deadline.count()) + " s"
-                          : TaskErrorMessage(task, work / "error.json", r.value());
+    std::string msg = r.value().timed_out ? "task " + task.name + ": preparing the reference timed out after " +
+                                                std::to_string(options.deadline.count()) + " s"
+                                          : TaskErrorMessage(task, work / "error.json", r.value());
     if (r.value().exit_code != kTaskErrorExit && !r.value().timed_out) {
       msg = "task " + task.name + ": the task worker failed (" + r.value().Describe() + ")\n" +
             TailLines(r.value().err, 8);
@@ -113,11 +110,11 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   return ReadSeeds(prepared);
 }
 
-Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed,
-                 const fs::path& out, std::chrono::seconds deadline) {
-  ProcessSpec spec = PythonWorkerSpec("task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(),
-                                                      "--device", backend.TorchDevice(), "--seeds", seed,
-                                                      "--init-seed", std::to_string(init_seed)});
+Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed, const fs::path& out,
+                 std::chrono::seconds deadline) {
+  ProcessSpec spec = PythonWorkerSpec(
+      "task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(), "--device", backend.TorchDevice(),
+                      "--seeds", seed, "--init-seed", std::to_string(init_seed)});
   spec.deadline = deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();
@@ -127,11 +124,11 @@ Status MakeTrial(const Task& task, const Backend& backend, const std::string& se
 
 const char* BaselineModeName(BaselineMode mode) { return mode == BaselineMode::kEager ? "eager" : "compile"; }
 
-Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend,
-                         BaselineMode mode, const BaselineOptions& options) {
+Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
+                         const BaselineOptions& options) {
   Baseline baseline;
-  std::string name = std::string("baseline_") + BaselineModeName(mode) + "_" + std::to_string(options.warmup) +
-                     "x" + std::to_string(options.iters) + ".json";
+  std::string name = std::string("baseline_") + BaselineModeName(mode) + "_" + std::to_string(options.warmup) + "x" +
+                     std::to_string(options.iters) + ".json";
   fs::path file = prepared.dir / name;
   FileLock lock(prepared.dir / (name + ".lock"));
   auto text = ReadFile(file);
@@ -139,11 +136,11 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
     baseline.cached = true;
   } else {
     fs::path tmp = prepared.dir / (name + ".tmp");
-    ProcessSpec spec = PythonWorkerSpec(
-        "task_worker", {"baseline", "--task", task.path.string(), "--prepared", prepared.dir.string(),
-                        "--device", backend.TorchDevice(), "--mode", BaselineModeName(mode), "--warmup",
-                        std::to_string(options.warmup), "--iters", std::to_string(options.iters), "--out",
-                        tmp.string()});
+    ProcessSpec spec =
+        PythonWorkerSpec("task_worker", {"baseline", "--task", task.path.string(), "--prepared", prepared.dir.string(),
+                                         "--device", backend.TorchDevice(), "--mode", BaselineModeName(mode),
+                                         "--warmup", std::to_string(options.warmup), "--iters",
+                                         std::to_string(options.iters), "--out", tmp.string()});
     spec.deadline = options.deadline;
     auto r = RunProcess(spec);
     if (!r.ok()) {

@@ -20,10 +20,10 @@
 namespace anvil {
 
 struct PrepareOptions {
-  std::filesystem::path cache_dir;           // Required.
-  int trials = 5;                            // Correctness trials (fresh inputs each).
-  int init_seed = 42;                        // Seed for Model/ModelNew construction.
-  std::chrono::seconds deadline{900};        // For the task worker.
+  std::filesystem::path cache_dir;     // Required.
+  int trials = 5;                      // Correctness trials (fresh inputs each).
+  int init_seed = 42;                  // Seed for Model/ModelNew construction.
+  std::chrono::seconds deadline{900};  // For the task worker.
   // Above this many bytes of inputs + outputs per trial, trial data is not
   // cached: each trial is made when the candidate needs it (streamed).
   int64_t max_trial_bytes = int64_t{1} << 30;
@@ -33,8 +33,8 @@ struct PreparedTask {
   std::filesystem::path dir;  // Holds spec.json, params/, trial_K/{inputs,expected}/.
   std::string spec_json;      // Contents of spec.json.
   int trials = 0;
-  bool cached = false;        // Found in the cache rather than made now.
-  double seconds = 0;         // Time spent preparing now (0 when cached).
+  bool cached = false;  // Found in the cache rather than made now.
+  double seconds = 0;   // Time spent preparing now (0 when cached).
   // Streamed: no trial_K folders; MakeTrial makes trial k from seeds[k].
   bool streamed = false;
   std::vector<std::string> seeds;
@@ -62,13 +62,13 @@ struct Baseline {
   std::optional<TimingStats> stats;  // Absent when the baseline could not run.
   std::string error;                 // Why it could not run.
   bool cached = false;
-  double compile_seconds = 0;        // torch.compile's first-call cost.
+  double compile_seconds = 0;  // torch.compile's first-call cost.
 };
 
 // Times the reference (eager or torch.compile) on trial 0's inputs, cached in
 // the prepared directory. Never fails: problems are reported in Baseline::error.
-Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend,
-                         BaselineMode mode, const BaselineOptions& options);
+Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
+                         const BaselineOptions& options);
 
 const char* BaselineModeName(BaselineMode mode);
 

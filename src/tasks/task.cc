@@ -13,8 +13,7 @@ namespace {
 int LevelFromPath(const fs::path& path) {
   for (fs::path p = path.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
     std::string name = p.filename().string();
-    if (name.size() > 5 && name.rfind("level", 0) == 0 &&
-        std::all_of(name.begin() + 5, name.end(), ::isdigit)) {
+    if (name.size() > 5 && name.rfind("level", 0) == 0 && std::all_of(name.begin() + 5, name.end(), ::isdigit)) {
       return std::stoi(name.substr(5));
     }
   }

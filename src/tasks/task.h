@@ -19,11 +19,11 @@ struct ToleranceOverride {
 };
 
 struct Task {
-  std::filesystem::path path;  // Absolute.
-  std::string name;            // File stem, e.g. "19_ReLU".
-  std::string source;          // The file's text.
-  std::string sha256;          // Of `source` (and the sidecar, when present).
-  int level = 0;               // Sidecar "level", else a `levelN` parent folder, else 0.
+  std::filesystem::path path;                 // Absolute.
+  std::string name;                           // File stem, e.g. "19_ReLU".
+  std::string source;                         // The file's text.
+  std::string sha256;                         // Of `source` (and the sidecar, when present).
+  int level = 0;                              // Sidecar "level", else a `levelN` parent folder, else 0.
   std::vector<ToleranceOverride> tolerances;  // From the sidecar.
 };
 

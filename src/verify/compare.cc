@@ -90,8 +90,7 @@ inline float BFloat16ToFloat(uint16_t b) { return BitsToFloat(uint32_t{b} << kSi
 constexpr std::size_t kHalfPatterns = 1 << 16;
 struct HalfTable {
   HalfTable() {
-    for (std::size_t h = 0; h < kHalfPatterns; ++h)
-      values[h] = HalfToFloat(static_cast<uint16_t>(h));
+    for (std::size_t h = 0; h < kHalfPatterns; ++h) values[h] = HalfToFloat(static_cast<uint16_t>(h));
   }
   std::array<float, kHalfPatterns> values;
 };
@@ -129,8 +128,8 @@ struct Accumulator {
 
 // Floating point: both decoded to double (exact for every supported type).
 template <typename Raw, typename Decode>
-void CompareFloating(const unsigned char* expected, const unsigned char* actual, int64_t n,
-                     Tolerance tol, Decode decode, Accumulator* acc) {
+void CompareFloating(const unsigned char* expected, const unsigned char* actual, int64_t n, Tolerance tol,
+                     Decode decode, Accumulator* acc) {
   double sum = 0;
   double max_abs = 0;
   double max_rel = 0;
@@ -162,8 +161,8 @@ void CompareFloating(const unsigned char* expected, const unsigned char* actual,
 // Integers (and bool, normalized to 0/1): the difference is taken in unsigned
 // 64-bit arithmetic so it can neither overflow nor round to zero.
 template <typename Raw>
-void CompareIntegral(const unsigned char* expected, const unsigned char* actual, int64_t n,
-                     Tolerance tol, bool is_bool, Accumulator* acc) {
+void CompareIntegral(const unsigned char* expected, const unsigned char* actual, int64_t n, Tolerance tol, bool is_bool,
+                     Accumulator* acc) {
   double sum = 0;
   double max_abs = 0;
   double max_rel = 0;
@@ -272,8 +271,7 @@ CompareResult CompareTensors(const TensorView& expected, const TensorView& actua
       break;
     case DType::kFloat16:
       CompareFloating<uint16_t>(
-          e, a, n, tol,
-          [table = HalfValues()](uint16_t v) { return static_cast<double>(table[v]); }, &acc);
+          e, a, n, tol, [table = HalfValues()](uint16_t v) { return static_cast<double>(table[v]); }, &acc);
       break;
     case DType::kBFloat16:
       CompareFloating<uint16_t>(
@@ -303,8 +301,7 @@ CompareResult CompareTensors(const TensorView& expected, const TensorView& actua
   result.nonfinite_mismatches = acc.nonfinite_mismatches;
   result.max_abs_error = acc.max_abs_error;
   result.max_rel_error = acc.max_rel_error;
-  result.mean_abs_error =
-      acc.finite_pairs > 0 ? acc.sum_abs_error / static_cast<double>(acc.finite_pairs) : 0;
+  result.mean_abs_error = acc.finite_pairs > 0 ? acc.sum_abs_error / static_cast<double>(acc.finite_pairs) : 0;
   result.ok = acc.mismatches == 0;
   if (!result.ok) {
     result.problem = acc.first_problem;

@@ -14,18 +14,7 @@
 
 namespace anvil {
 
-enum class DType {
-  kFloat32,
-  kFloat64,
-  kFloat16,
-  kBFloat16,
-  kInt64,
-  kInt32,
-  kInt16,
-  kInt8,
-  kUInt8,
-  kBool
-};
+enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool };
 
 // "float32", ..., "bool" (docs/protocol.md); a leading "torch." is accepted.
 // Error for any other name.

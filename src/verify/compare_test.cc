@@ -98,19 +98,16 @@ TEST(CompareTest, ErrorStatistics) {
 
 TEST(CompareTest, ShapeThenDtype) {
   const std::vector<float> x(6, 1.0f);
-  CompareResult r = CompareTensors(View(DType::kFloat32, {2, 3}, x),
-                                   View(DType::kFloat32, {3, 2}, x), Tolerance());
+  CompareResult r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kFloat32, {3, 2}, x), Tolerance());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.problem, "shape");
   r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kFloat32, {6}, x), Tolerance());
   EXPECT_EQ(r.problem, "shape");
   const std::vector<int32_t> ints(6, 1);
-  r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kInt32, {2, 3}, ints),
-                     Tolerance());
+  r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kInt32, {2, 3}, ints), Tolerance());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.problem, "dtype");
-  r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kInt32, {3, 2}, ints),
-                     Tolerance());
+  r = CompareTensors(View(DType::kFloat32, {2, 3}, x), View(DType::kInt32, {3, 2}, ints), Tolerance());
   EXPECT_EQ(r.problem, "shape");
 }
 
@@ -157,8 +154,8 @@ TEST(CompareTest, MultiDimensionalFirstMismatchIndex) {
   std::vector<float> a = e;
   a[17] = 9;
   a[20] = 9;
-  const CompareResult r = CompareTensors(View(DType::kFloat32, {2, 3, 4}, e),
-                                         View(DType::kFloat32, {2, 3, 4}, a), Tolerance());
+  const CompareResult r =
+      CompareTensors(View(DType::kFloat32, {2, 3, 4}, e), View(DType::kFloat32, {2, 3, 4}, a), Tolerance());
   EXPECT_EQ(r.first_mismatch, 17);
   EXPECT_EQ(r.first_mismatch_index, (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(r.mismatches, 2);
@@ -166,12 +163,9 @@ TEST(CompareTest, MultiDimensionalFirstMismatchIndex) {
 
 TEST(CompareTest, ZeroElementsAndScalars) {
   const std::vector<float> none;
-  EXPECT_TRUE(CompareTensors(View(DType::kFloat32, {0, 3}, none),
-                             View(DType::kFloat32, {0, 3}, none), Tolerance())
-                  .ok);
+  EXPECT_TRUE(CompareTensors(View(DType::kFloat32, {0, 3}, none), View(DType::kFloat32, {0, 3}, none), Tolerance()).ok);
   const std::vector<float> one = {2}, other = {3};
-  const CompareResult r =
-      CompareTensors(View(DType::kFloat32, {}, one), View(DType::kFloat32, {}, other), Tolerance());
+  const CompareResult r = CompareTensors(View(DType::kFloat32, {}, one), View(DType::kFloat32, {}, other), Tolerance());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.elements, 1);
   EXPECT_EQ(r.first_mismatch, 0);
@@ -181,8 +175,7 @@ TEST(CompareTest, ZeroElementsAndScalars) {
 TEST(CompareTest, Float64OverflowingDifferenceFails) {
   const std::vector<double> e = {-1e308}, a = {1e308};
   const CompareResult r =
-      CompareTensors(View(DType::kFloat64, {1}, e), View(DType::kFloat64, {1}, a),
-                     DefaultTolerance(DType::kFloat64));
+      CompareTensors(View(DType::kFloat64, {1}, e), View(DType::kFloat64, {1}, a), DefaultTolerance(DType::kFloat64));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.problem, "values");
 }
@@ -249,9 +242,9 @@ TEST(CompareTest, BFloat16DecodingAndTolerance) {
   EXPECT_TRUE(std::isnan(Decode16(DType::kBFloat16, 0x7fc0)));
   // 1.0 vs 1.0078125 (next bf16): within 1e-2 + 1e-2.
   const std::vector<uint16_t> e = {0x3f80}, a = {0x3f81}, far = {0x3f90};
-  EXPECT_TRUE(CompareTensors(View(DType::kBFloat16, {1}, e), View(DType::kBFloat16, {1}, a),
-                             DefaultTolerance(DType::kBFloat16))
-                  .ok);
+  EXPECT_TRUE(
+      CompareTensors(View(DType::kBFloat16, {1}, e), View(DType::kBFloat16, {1}, a), DefaultTolerance(DType::kBFloat16))
+          .ok);
   EXPECT_FALSE(CompareTensors(View(DType::kBFloat16, {1}, e), View(DType::kBFloat16, {1}, far),
                               DefaultTolerance(DType::kBFloat16))
                    .ok);
@@ -260,8 +253,7 @@ TEST(CompareTest, BFloat16DecodingAndTolerance) {
 TEST(CompareTest, Float16Tolerance) {
   const std::vector<uint16_t> e = {0x3c00}, a = {0x3c01};  // 1.0 vs 1 + 2^-10.
   const CompareResult r =
-      CompareTensors(View(DType::kFloat16, {1}, e), View(DType::kFloat16, {1}, a),
-                     DefaultTolerance(DType::kFloat16));
+      CompareTensors(View(DType::kFloat16, {1}, e), View(DType::kFloat16, {1}, a), DefaultTolerance(DType::kFloat16));
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.max_abs_error, std::ldexp(1.0, -10));
 }
@@ -269,8 +261,8 @@ TEST(CompareTest, Float16Tolerance) {
 TEST(CompareTest, Int64ComparedWithoutRounding) {
   const std::vector<int64_t> e = {1LL << 62, std::numeric_limits<int64_t>::min()};
   const std::vector<int64_t> a = {(1LL << 62) + 1, std::numeric_limits<int64_t>::max()};
-  const CompareResult r = CompareTensors(View(DType::kInt64, {2}, e), View(DType::kInt64, {2}, a),
-                                         DefaultTolerance(DType::kInt64));
+  const CompareResult r =
+      CompareTensors(View(DType::kInt64, {2}, e), View(DType::kInt64, {2}, a), DefaultTolerance(DType::kInt64));
   EXPECT_EQ(r.mismatches, 2);
   EXPECT_EQ(r.problem, "values");
   EXPECT_EQ(r.max_abs_error, std::ldexp(1.0, 64));  // 2^64 - 1 rounded.
@@ -288,8 +280,7 @@ TEST(CompareTest, SmallIntegersAndTolerance) {
   r = CompareTensors(View(DType::kUInt8, {2}, ue), View(DType::kUInt8, {2}, ua), {1, 0});
   EXPECT_TRUE(r.ok);
   const std::vector<int16_t> se = {-300}, sa = {-300};
-  EXPECT_TRUE(
-      CompareTensors(View(DType::kInt16, {1}, se), View(DType::kInt16, {1}, sa), kExact).ok);
+  EXPECT_TRUE(CompareTensors(View(DType::kInt16, {1}, se), View(DType::kInt16, {1}, sa), kExact).ok);
   const std::vector<int32_t> ie = {7, 8}, ia = {7, 9};
   r = CompareTensors(View(DType::kInt32, {1, 2}, ie), View(DType::kInt32, {1, 2}, ia), kExact);
   EXPECT_EQ(r.first_mismatch_index, (std::vector<int64_t>{0, 1}));
@@ -297,8 +288,7 @@ TEST(CompareTest, SmallIntegersAndTolerance) {
 
 TEST(CompareTest, BoolNormalizesNonzeroBytes) {
   const std::vector<uint8_t> e = {1, 0, 1}, a = {2, 0, 0};
-  const CompareResult r =
-      CompareTensors(View(DType::kBool, {3}, e), View(DType::kBool, {3}, a), kExact);
+  const CompareResult r = CompareTensors(View(DType::kBool, {3}, e), View(DType::kBool, {3}, a), kExact);
   EXPECT_EQ(r.mismatches, 1);
   EXPECT_EQ(r.first_mismatch, 2);
 }

@@ -37,13 +37,12 @@ std::string WrongAnswerText(const Verdict& v) {
         text += "output " + o.name + " has the wrong " + r.problem + ".\n";
         return text;
       }
-      text += "output " + o.name + " differs in " + std::to_string(r.mismatches) + " of " +
-              std::to_string(r.elements) + " elements (max abs error " + Num(r.max_abs_error) + ", max rel error " +
-              Num(r.max_rel_error) + "; tolerance atol=" + Num(o.tolerance.atol) + " rtol=" + Num(o.tolerance.rtol) +
-              ").";
+      text += "output " + o.name + " differs in " + std::to_string(r.mismatches) + " of " + std::to_string(r.elements) +
+              " elements (max abs error " + Num(r.max_abs_error) + ", max rel error " + Num(r.max_rel_error) +
+              "; tolerance atol=" + Num(o.tolerance.atol) + " rtol=" + Num(o.tolerance.rtol) + ").";
       if (r.first_mismatch >= 0) {
-        text += " First mismatch at index " + Index(r.first_mismatch_index) + ": expected " +
-                Num(r.expected_at_first) + ", got " + Num(r.actual_at_first) + ".";
+        text += " First mismatch at index " + Index(r.first_mismatch_index) + ": expected " + Num(r.expected_at_first) +
+                ", got " + Num(r.actual_at_first) + ".";
       }
       if (r.nonfinite_mismatches > 0) {
         text += " " + std::to_string(r.nonfinite_mismatches) +
@@ -97,8 +96,8 @@ std::string MakeFeedback(const Verdict& v) {
       return text;
     }
     case VerdictStatus::kPass: {
-      std::string text = "Correct on " + std::to_string(v.correct.passed) + "/" + std::to_string(v.correct.trials) +
-                         " trials.";
+      std::string text =
+          "Correct on " + std::to_string(v.correct.passed) + "/" + std::to_string(v.correct.trials) + " trials.";
       if (v.perf.ran) {
         text += " Median time " + Num(v.perf.candidate.median_ms) + " ms";
         if (v.perf.speedup_eager > 0) text += "; speedup " + Num(v.perf.speedup_eager) + "x vs eager";

@@ -50,8 +50,7 @@ TEST(FeedbackTest, WrongAnswerNamesIndexValuesAndTolerance) {
 TEST(FeedbackTest, CheatListsOnlyVerdictChangingRules) {
   Verdict v;
   v.status = VerdictStatus::kCheat;
-  v.legal.hits.push_back({"py.torch_compute", "cheat", 9, 4, "return torch.relu(x)", "torch.relu in forward",
-                          "c.py"});
+  v.legal.hits.push_back({"py.torch_compute", "cheat", 9, 4, "return torch.relu(x)", "torch.relu in forward", "c.py"});
   v.legal.hits.push_back({"py.stream", "evidence", 3, 1, "s = torch.cuda.Stream()", "stream", "c.py"});
   std::string f = MakeFeedback(v);
   EXPECT_TRUE(Has(f, "[py.torch_compute]"));

@@ -9,9 +9,9 @@
 namespace anvil {
 
 struct RewardOptions {
-  double lambda = 0.5;          // Weight of the speedup bonus.
-  double nu_max = 4.0;          // Cap on (speedup - 1).
-  bool against_compile = false; // Speedup vs torch.compile instead of eager.
+  double lambda = 0.5;           // Weight of the speedup bonus.
+  double nu_max = 4.0;           // Cap on (speedup - 1).
+  bool against_compile = false;  // Speedup vs torch.compile instead of eager.
 };
 
 // Uses verdict.status, correctness_rate and the perf gate's speedup.

@@ -27,8 +27,7 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 // Compact JSON; invalid UTF-8 is replaced rather than thrown on.
 std::string DumpJson(const Json& value) {
-  return value.dump(/*indent=*/-1, /*indent_char=*/' ', /*ensure_ascii=*/false,
-                    Json::error_handler_t::replace);
+  return value.dump(/*indent=*/-1, /*indent_char=*/' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
 bool IsSafeFileName(std::string_view name) {
@@ -48,8 +47,7 @@ Result<TensorEntry> ParseEntry(const Json& item, std::size_t position) {
   const std::string where = "tensors[" + std::to_string(position) + "]";
   if (!item.is_object()) return Status::Error(where + " is not an object");
   const auto name = item.find("name");
-  if (name == item.end() || !name->is_string())
-    return Status::Error(where + " has no string \"name\"");
+  if (name == item.end() || !name->is_string()) return Status::Error(where + " has no string \"name\"");
   TensorEntry entry;
   entry.name = name->get<std::string>();
   const std::string label = where + " ('" + entry.name + "')";
@@ -60,19 +58,16 @@ Result<TensorEntry> ParseEntry(const Json& item, std::size_t position) {
     return entry;
   }
   const auto dtype = item.find("dtype");
-  if (dtype == item.end() || !dtype->is_string())
-    return Status::Error(label + " has no string \"dtype\"");
+  if (dtype == item.end() || !dtype->is_string()) return Status::Error(label + " has no string \"dtype\"");
   Result<DType> parsed = ParseDType(dtype->get<std::string>());
   if (!parsed.ok()) return Status::Error(label + ": " + parsed.message());
   entry.dtype = parsed.value();
 
   const auto shape = item.find("shape");
-  if (shape == item.end() || !shape->is_array())
-    return Status::Error(label + " has no \"shape\" array");
+  if (shape == item.end() || !shape->is_array()) return Status::Error(label + " has no \"shape\" array");
   for (const Json& dim : *shape) {
     if (!dim.is_number_integer() ||
-        (dim.is_number_unsigned() &&
-         dim.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})) {
+        (dim.is_number_unsigned() && dim.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})) {
       return Status::Error(label + " has a shape entry that is not an int64: " + DumpJson(dim));
     }
     entry.shape.push_back(dim.get<int64_t>());
@@ -82,8 +77,7 @@ Result<TensorEntry> ParseEntry(const Json& item, std::size_t position) {
   }
 
   const auto file = item.find("file");
-  if (file == item.end() || !file->is_string())
-    return Status::Error(label + " has no string \"file\"");
+  if (file == item.end() || !file->is_string()) return Status::Error(label + " has no string \"file\"");
   entry.file = file->get<std::string>();
   if (!IsSafeFileName(entry.file)) {
     return Status::Error(label + " has an unsafe file name '" + entry.file + "'");
@@ -97,8 +91,7 @@ Json EntryToJson(const TensorEntry& entry, Status* status) {
   if (entry.is_scalar) {
     Json value = Json::parse(entry.scalar_json, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) {
-      *status =
-          Status::Error("scalar '" + entry.name + "' is not valid JSON: " + entry.scalar_json);
+      *status = Status::Error("scalar '" + entry.name + "' is not valid JSON: " + entry.scalar_json);
     }
     item["scalar"] = std::move(value);
     return item;
@@ -117,8 +110,7 @@ Result<std::vector<TensorEntry>> ReadTensorManifest(const std::filesystem::path&
   const std::uintmax_t size = std::filesystem::file_size(manifest_path, ec);
   if (ec) return Status::Error("cannot read " + manifest_path.string() + ": " + ec.message());
   if (size > kMaxManifestBytes) {
-    return Status::Error(manifest_path.string() + " is too large (" + std::to_string(size) +
-                         " bytes)");
+    return Status::Error(manifest_path.string() + " is too large (" + std::to_string(size) + " bytes)");
   }
   Result<std::string> text = ReadFile(manifest_path);
   if (!text.ok()) return text.status();
@@ -127,10 +119,9 @@ Result<std::vector<TensorEntry>> ReadTensorManifest(const std::filesystem::path&
   if (manifest.is_discarded()) return Status::Error(manifest_path.string() + " is not valid JSON");
   if (!manifest.is_object()) return Status::Error(manifest_path.string() + " is not a JSON object");
   const auto version = manifest.find("version");
-  if (version == manifest.end() || !version->is_number_integer() ||
-      version->get<int64_t>() != kTensorDirVersion) {
-    return Status::Error(manifest_path.string() + ": unsupported version (want " +
-                         std::to_string(kTensorDirVersion) + ")");
+  if (version == manifest.end() || !version->is_number_integer() || version->get<int64_t>() != kTensorDirVersion) {
+    return Status::Error(manifest_path.string() + ": unsupported version (want " + std::to_string(kTensorDirVersion) +
+                         ")");
   }
   const auto tensors = manifest.find("tensors");
   if (tensors == manifest.end() || !tensors->is_array()) {
@@ -152,26 +143,21 @@ Result<std::string> ReadTensorBytes(const std::filesystem::path& dir, const Tens
     return Status::Error("'" + entry.name + "' has an unsafe file name '" + entry.file + "'");
   }
   const int64_t expected = ExpectedBytes(entry);
-  if (expected < 0)
-    return Status::Error("'" + entry.name + "' has an invalid shape " + ShapeText(entry.shape));
+  if (expected < 0) return Status::Error("'" + entry.name + "' has an invalid shape " + ShapeText(entry.shape));
   const std::filesystem::path path = dir / entry.file;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec)
-    return Status::Error("tensor '" + entry.name + "': cannot read " + path.string() + ": " +
-                         ec.message());
+  if (ec) return Status::Error("tensor '" + entry.name + "': cannot read " + path.string() + ": " + ec.message());
   if (size != static_cast<std::uintmax_t>(expected)) {
-    return Status::Error(
-        "tensor '" + entry.name + "' (" + entry.file + ") has " + std::to_string(size) +
-        " bytes, expected " + std::to_string(expected) + " (shape " + ShapeText(entry.shape) + " " +
-        std::string(DTypeName(entry.dtype)) + " = " + std::to_string(NumElements(entry.shape)) +
-        " elements x " + std::to_string(DTypeSize(entry.dtype)) + " bytes)");
+    return Status::Error("tensor '" + entry.name + "' (" + entry.file + ") has " + std::to_string(size) +
+                         " bytes, expected " + std::to_string(expected) + " (shape " + ShapeText(entry.shape) + " " +
+                         std::string(DTypeName(entry.dtype)) + " = " + std::to_string(NumElements(entry.shape)) +
+                         " elements x " + std::to_string(DTypeSize(entry.dtype)) + " bytes)");
   }
   Result<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   if (bytes.value().size() != static_cast<std::size_t>(expected)) {
-    return Status::Error("tensor '" + entry.name + "' (" + entry.file +
-                         ") changed size while being read");
+    return Status::Error("tensor '" + entry.name + "' (" + entry.file + ") changed size while being read");
   }
   return bytes;
 }
@@ -190,9 +176,9 @@ Status WriteTensorDir(const std::filesystem::path& dir, const std::vector<Tensor
       }
       const int64_t expected = ExpectedBytes(entry);
       if (expected < 0 || t.bytes.size() != static_cast<std::size_t>(expected)) {
-        return Status::Error("tensor '" + entry.name + "' has " + std::to_string(t.bytes.size()) +
-                             " bytes, expected " + std::to_string(expected) + " for shape " +
-                             ShapeText(entry.shape) + " " + std::string(DTypeName(entry.dtype)));
+        return Status::Error("tensor '" + entry.name + "' has " + std::to_string(t.bytes.size()) + " bytes, expected " +
+                             std::to_string(expected) + " for shape " + ShapeText(entry.shape) + " " +
+                             std::string(DTypeName(entry.dtype)));
       }
       if (Status s = WriteFileAtomic(dir / entry.file, t.bytes); !s.ok()) return s;
     }

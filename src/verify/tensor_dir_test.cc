@@ -51,9 +51,7 @@ class TensorDirTest : public ::testing::Test {
       EXPECT_TRUE(RemoveTree(dir_).ok());
     }
   }
-  void WriteManifest(const std::string& json) {
-    ASSERT_TRUE(WriteFileAtomic(dir_ / "tensors.json", json).ok());
-  }
+  void WriteManifest(const std::string& json) { ASSERT_TRUE(WriteFileAtomic(dir_ / "tensors.json", json).ok()); }
   std::string ManifestError() {
     Result<std::vector<TensorEntry>> r = ReadTensorManifest(dir_);
     EXPECT_FALSE(r.ok());
@@ -66,12 +64,9 @@ TEST_F(TensorDirTest, RoundTripsTensorsAndScalarsInOrder) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   const std::vector<int64_t> idx = {7, -8};
   const std::vector<TensorData> tensors = {
-      Tensor("in0", DType::kFloat32, {2, 3}, Bytes(x)),
-      Scalar("alpha", "0.5"),
-      Tensor("in1", DType::kInt64, {2}, Bytes(idx)),
-      Scalar("flag", "null"),
-      Tensor("empty", DType::kBFloat16, {0, 4}, ""),
-      Tensor("scalar_tensor", DType::kBool, {}, std::string(1, '\1')),
+      Tensor("in0", DType::kFloat32, {2, 3}, Bytes(x)), Scalar("alpha", "0.5"),
+      Tensor("in1", DType::kInt64, {2}, Bytes(idx)),    Scalar("flag", "null"),
+      Tensor("empty", DType::kBFloat16, {0, 4}, ""),    Tensor("scalar_tensor", DType::kBool, {}, std::string(1, '\1')),
   };
   ASSERT_TRUE(WriteTensorDir(dir_ / "sub", tensors).ok());
 
@@ -97,8 +92,8 @@ TEST_F(TensorDirTest, RoundTripsTensorsAndScalarsInOrder) {
 
   Result<std::string> bytes = ReadTensorBytes(dir_ / "sub", entries[0]);
   const CompareResult same =
-      CompareTensors(MakeTensorView(entries[0], bytes.value()),
-                     MakeTensorView(entries[0], bytes.value()), DefaultTolerance(entries[0].dtype));
+      CompareTensors(MakeTensorView(entries[0], bytes.value()), MakeTensorView(entries[0], bytes.value()),
+                     DefaultTolerance(entries[0].dtype));
   EXPECT_TRUE(same.ok);
   EXPECT_EQ(same.elements, 6);
 }
@@ -116,8 +111,7 @@ TEST_F(TensorDirTest, ReadsTheProtocolExample) {
 }
 
 TEST_F(TensorDirTest, WrongFileSizeHasAClearMessage) {
-  ASSERT_TRUE(
-      WriteTensorDir(dir_, {Tensor("out0", DType::kFloat32, {4}, std::string(16, '\0'))}).ok());
+  ASSERT_TRUE(WriteTensorDir(dir_, {Tensor("out0", DType::kFloat32, {4}, std::string(16, '\0'))}).ok());
   ASSERT_TRUE(WriteFileAtomic(dir_ / "out0.bin", std::string(12, '\0')).ok());
   const std::vector<TensorEntry> entries = ReadTensorManifest(dir_).value();
   Result<std::string> bytes = ReadTensorBytes(dir_, entries[0]);
@@ -128,8 +122,7 @@ TEST_F(TensorDirTest, WrongFileSizeHasAClearMessage) {
 }
 
 TEST_F(TensorDirTest, MissingTensorFile) {
-  WriteManifest(
-      R"({"version": 1, "tensors": [{"name": "a", "dtype": "int8", "shape": [1], "file": "a.bin"}]})");
+  WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "int8", "shape": [1], "file": "a.bin"}]})");
   const std::vector<TensorEntry> entries = ReadTensorManifest(dir_).value();
   Result<std::string> bytes = ReadTensorBytes(dir_, entries[0]);
   ASSERT_FALSE(bytes.ok());
@@ -148,20 +141,16 @@ TEST_F(TensorDirTest, RejectsMalformedManifests) {
   EXPECT_NE(ManifestError().find("\"tensors\""), std::string::npos);
   WriteManifest(R"({"version": 1, "tensors": [{"dtype": "float32", "shape": [1], "file": "a"}]})");
   EXPECT_NE(ManifestError().find("\"name\""), std::string::npos);
-  WriteManifest(
-      R"({"version": 1, "tensors": [{"name": "a", "dtype": "complex64", "shape": [1], "file": "a"}]})");
+  WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "complex64", "shape": [1], "file": "a"}]})");
   EXPECT_NE(ManifestError().find("complex64"), std::string::npos);
-  WriteManifest(
-      R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": [2.5], "file": "a"}]})");
+  WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": [2.5], "file": "a"}]})");
   EXPECT_NE(ManifestError().find("shape"), std::string::npos);
-  WriteManifest(
-      R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": [-1], "file": "a"}]})");
+  WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": [-1], "file": "a"}]})");
   EXPECT_NE(ManifestError().find("invalid shape"), std::string::npos);
   WriteManifest(
       R"({"version": 1, "tensors": [{"name": "a", "dtype": "float64", "shape": [4294967296, 4294967296], "file": "a"}]})");
   EXPECT_NE(ManifestError().find("invalid shape"), std::string::npos);
-  WriteManifest(
-      R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": 3, "file": "a"}]})");
+  WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": 3, "file": "a"}]})");
   EXPECT_NE(ManifestError().find("shape"), std::string::npos);
   WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "float32", "shape": [1]}]})");
   EXPECT_NE(ManifestError().find("\"file\""), std::string::npos);
@@ -169,10 +158,8 @@ TEST_F(TensorDirTest, RejectsMalformedManifests) {
 
 TEST_F(TensorDirTest, RejectsFileNamesOutsideTheDirectory) {
   for (const char* bad : {"../secret", "/etc/passwd", "a/b", "..", ".", ""}) {
-    WriteManifest(
-        std::string(
-            R"({"version": 1, "tensors": [{"name": "a", "dtype": "uint8", "shape": [1], "file": ")") +
-        bad + "\"}]}");
+    WriteManifest(std::string(R"({"version": 1, "tensors": [{"name": "a", "dtype": "uint8", "shape": [1], "file": ")") +
+                  bad + "\"}]}");
     EXPECT_NE(ManifestError().find("unsafe file name"), std::string::npos) << bad;
   }
   TensorEntry entry;
@@ -184,8 +171,7 @@ TEST_F(TensorDirTest, RejectsFileNamesOutsideTheDirectory) {
 }
 
 TEST_F(TensorDirTest, WriterValidates) {
-  EXPECT_FALSE(
-      WriteTensorDir(dir_, {Tensor("a", DType::kFloat32, {3}, std::string(8, '\0'))}).ok());
+  EXPECT_FALSE(WriteTensorDir(dir_, {Tensor("a", DType::kFloat32, {3}, std::string(8, '\0'))}).ok());
   TensorData bad_name = Tensor("a", DType::kUInt8, {1}, "x");
   bad_name.entry.file = "../a.bin";
   EXPECT_FALSE(WriteTensorDir(dir_, {bad_name}).ok());

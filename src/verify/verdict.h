@@ -72,13 +72,13 @@ struct PerfGate {
   TimingStats candidate;
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
-  double speedup_eager = 0;    // eager median / candidate median; 0 when unknown.
+  double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.
   double speedup_compile = 0;
 };
 
 struct Verdict {
   VerdictStatus status = VerdictStatus::kInfraError;
-  std::string task;       // Task name.
+  std::string task;  // Task name.
   std::string task_path;
   int level = 0;
   std::string candidate;  // Candidate path.

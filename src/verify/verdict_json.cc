@@ -8,9 +8,9 @@ namespace {
 using nlohmann::json;
 
 json StatsJson(const TimingStats& s) {
-  return {{"samples", s.samples}, {"median_ms", s.median_ms}, {"mean_ms", s.mean_ms}, {"min_ms", s.min_ms},
-          {"max_ms", s.max_ms},   {"p25_ms", s.p25_ms},       {"p75_ms", s.p75_ms},   {"iqr_ms", s.iqr_ms},
-          {"cv", s.cv}};
+  return {{"samples", s.samples}, {"median_ms", s.median_ms}, {"mean_ms", s.mean_ms},
+          {"min_ms", s.min_ms},   {"max_ms", s.max_ms},       {"p25_ms", s.p25_ms},
+          {"p75_ms", s.p75_ms},   {"iqr_ms", s.iqr_ms},       {"cv", s.cv}};
 }
 
 json Nullable(double v, bool present) { return present ? json(v) : json(nullptr); }
@@ -18,16 +18,21 @@ json Nullable(double v, bool present) { return present ? json(v) : json(nullptr)
 json CompileJson(const CompileResult& c) {
   json diags = json::array();
   for (const auto& d : c.diagnostics) {
-    diags.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column}, {"severity", d.severity},
-                     {"message", d.message}, {"in_candidate", d.in_candidate}});
+    diags.push_back({{"file", d.file},
+                     {"line", d.line},
+                     {"column", d.column},
+                     {"severity", d.severity},
+                     {"message", d.message},
+                     {"in_candidate", d.in_candidate}});
   }
   json artifacts = json::object();
   for (const auto& [k, v] : c.artifacts) artifacts[k] = v;
   std::string tail = c.log.size() > 8000 ? c.log.substr(c.log.size() - 8000) : c.log;
-  return {{"ran", c.ran},           {"ok", c.ok},         {"cached", c.cached},
-          {"seconds", c.seconds},   {"compiler", c.compiler}, {"diagnostics", diags},
-          {"summary", c.summary},   {"log_path", c.log_path.string()}, {"log_tail", tail},
-          {"artifacts", artifacts}};
+  return {{"ran", c.ran},           {"ok", c.ok},
+          {"cached", c.cached},     {"seconds", c.seconds},
+          {"compiler", c.compiler}, {"diagnostics", diags},
+          {"summary", c.summary},   {"log_path", c.log_path.string()},
+          {"log_tail", tail},       {"artifacts", artifacts}};
 }
 
 json RunJson(const RunGate& r) {
@@ -76,10 +81,17 @@ json CorrectJson(const CorrectGate& c) {
 json LegalJson(const LegalGate& l) {
   json hits = json::array();
   for (const auto& h : l.hits) {
-    hits.push_back({{"rule", h.rule},       {"severity", h.severity}, {"line", h.line}, {"column", h.column},
-                    {"excerpt", h.excerpt}, {"message", h.message},   {"source", h.source}});
+    hits.push_back({{"rule", h.rule},
+                    {"severity", h.severity},
+                    {"line", h.line},
+                    {"column", h.column},
+                    {"excerpt", h.excerpt},
+                    {"message", h.message},
+                    {"source", h.source}});
   }
-  return {{"ran", l.ran}, {"ok", l.ok}, {"hits", hits},
+  return {{"ran", l.ran},
+          {"ok", l.ok},
+          {"hits", hits},
           {"python_parse_error", l.python_parse_error.empty() ? json(nullptr) : json(l.python_parse_error)}};
 }
 
@@ -102,13 +114,20 @@ json PerfJson(const PerfGate& p) {
 
 const char* StatusName(VerdictStatus status) {
   switch (status) {
-    case VerdictStatus::kPass: return "pass";
-    case VerdictStatus::kCompileError: return "compile_error";
-    case VerdictStatus::kRuntimeError: return "runtime_error";
-    case VerdictStatus::kTimeout: return "timeout";
-    case VerdictStatus::kWrongAnswer: return "wrong_answer";
-    case VerdictStatus::kCheat: return "cheat";
-    case VerdictStatus::kInfraError: return "infra_error";
+    case VerdictStatus::kPass:
+      return "pass";
+    case VerdictStatus::kCompileError:
+      return "compile_error";
+    case VerdictStatus::kRuntimeError:
+      return "runtime_error";
+    case VerdictStatus::kTimeout:
+      return "timeout";
+    case VerdictStatus::kWrongAnswer:
+      return "wrong_answer";
+    case VerdictStatus::kCheat:
+      return "cheat";
+    case VerdictStatus::kInfraError:
+      return "infra_error";
   }
   return "infra_error";
 }
