@@ -2,6 +2,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "core/subprocess.h"
 
 namespace anvil {
 
@@ -17,6 +22,34 @@ bool Backend::HasDevice() const {
   if (forced != nullptr && std::string(forced) == "1") return false;
   std::error_code ec;
   return std::filesystem::exists("/dev/nvidia0", ec) || std::filesystem::exists("/dev/nvidiactl", ec);
+}
+
+std::string Backend::DeviceModel() const {
+  static std::mutex mu;
+  static std::map<BackendKind, std::string> memo;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = memo.find(kind_);
+  if (it != memo.end()) return it->second;
+  std::string model;
+  if (kind_ == BackendKind::kCpu) {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+        model = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+  } else {
+    ProcessSpec spec;
+    spec.argv = {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"};
+    spec.deadline = std::chrono::seconds(20);
+    if (auto r = RunProcess(spec); r.ok() && r.value().Succeeded()) {
+      model = r.value().out.substr(0, r.value().out.find('\n'));
+    }
+  }
+  if (model.empty()) model = "unknown " + name_;
+  memo[kind_] = model;
+  return model;
 }
 
 std::string Backend::NativeCompiler() const {

@@ -28,6 +28,9 @@ class Backend {
   // Flags to build a native candidate into a shared object; `include_dir`
   // holds anvil/native.h.
   std::vector<std::string> NativeFlags(const std::string& include_dir) const;
+  // The device model, part of every cache key for timings: the CPU model name
+  // (cpu) or the first GPU's name from nvidia-smi (cuda); memoized.
+  std::string DeviceModel() const;
   // Architecture flags for nvcc (ANVIL_CUDA_ARCH, default sm_90); empty on cpu.
   std::vector<std::string> ArchFlags() const;
 

@@ -57,8 +57,9 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
 
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
                                  const PrepareOptions& options) {
-  std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + torch_version + "|" +
-                              std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
+  // Baseline times live in the prepared folder: the device model is part of the key.
+  std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version +
+                              "|" + std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
                               std::to_string(options.max_trial_bytes) + "|" + std::to_string(kProtocolVersion));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));

@@ -2,7 +2,7 @@
 // spec, secret trial seeds, inputs and reference outputs for each trial, and
 // the eager / torch.compile baseline times. Everything is made by the task
 // worker (reference code only, never candidate code) and cached on disk per
-// (task content, backend, torch version, trial count). Concurrent callers for
+// (task content, backend, device model, torch version, trial count). Concurrent callers for
 // the same task are safe: the first to finish publishes the entry atomically.
 #pragma once
 
