@@ -31,7 +31,11 @@ struct EvalArgs : EvalFlags {
   std::string reward_vs = "eager";
   bool keep = false;
   bool check_expected = false;
+  bool timeout_given = false;  // --timeout on the command line.
 };
+
+// The bundled examples are tiny: a hang is known well before the default deadline.
+constexpr double kExamplesTimeoutSeconds = 20;
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -149,6 +153,8 @@ int Run(const EvalArgs& a) {
     jobs = JobsFromList(a.list);
   } else if (a.task.empty() && a.candidates.empty()) {
     examples = true;
+    if (!a.timeout_given)
+      o.run_deadline = std::chrono::milliseconds(static_cast<int64_t>(kExamplesTimeoutSeconds * 1000));
     jobs = JobsForTree(SourceDir() / "examples" / "tasks", SourceDir() / "examples" / "candidates");
   } else if (a.task.empty()) {
     std::fprintf(stderr, "anvil eval: --candidate needs --task (or use --list FILE.jsonl)\n");
@@ -279,7 +285,10 @@ void RegisterEval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--keep", args->keep, "Keep each run's work folder (outputs, logs)");
   cmd->add_flag("--check-expected", args->check_expected,
                 "Exit 1 when a candidate's `anvil-expect:` header disagrees with its verdict");
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, cmd, &exit_code] {
+    args->timeout_given = cmd->count("--timeout") > 0;
+    exit_code = Run(*args);
+  });
 }
 
 }  // namespace anvil
