@@ -12,7 +12,8 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
   cmd->add_option("--trials", f.trials, "Correctness trials, fresh random inputs each")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--timeout", f.timeout, "Seconds allowed per candidate process (run, then perf); 20 for the bundled examples")
+  cmd->add_option("--timeout", f.timeout,
+                  "Seconds allowed per candidate process (run, then perf); 20 for the bundled examples")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--compile-timeout", f.compile_timeout, "Seconds allowed per compiler call")
