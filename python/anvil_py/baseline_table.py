@@ -139,7 +139,7 @@ def run_phase(args, mode, paths, workers, deadline, tmp):
                                  "error": f"worker died (exit {w['proc'].returncode})"}
             w["left"] = [p for p in w["left"] if p not in rows]
             if w["left"] and time.time() < deadline:
-                plist = w["results"] + ".todo"
+                plist = w["results"] + ".pending"
                 with open(plist, "w") as f:
                     json.dump(w["left"], f)
                 cmd = [sys.executable, "-m", "anvil_py.baseline_table", "--worker", "--mode", mode, "--problems",

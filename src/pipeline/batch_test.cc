@@ -2,26 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-
-#include "core/files.h"
+#include "core/temp_dir_fixture.h"
 
 namespace anvil {
 namespace {
 
 namespace fs = std::filesystem;
 
-class BatchTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = MakeTempDir("anvil-batch-test-").value(); }
-  void TearDown() override { (void)RemoveTree(dir_); }
-  fs::path Write(const fs::path& rel, const std::string& text) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << text;
-    return dir_ / rel;
-  }
-  fs::path dir_;
-};
+using BatchTest = TempDirTest;
 
 TEST_F(BatchTest, ReadsExpectedStatusHeader) {
   EXPECT_EQ(ExpectedStatus(Write("a.py", "# anvil-expect: wrong_answer\nimport torch\n")), "wrong_answer");

@@ -2,26 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-
-#include "core/files.h"
+#include "core/temp_dir_fixture.h"
 
 namespace anvil {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TaskTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = MakeTempDir("anvil-task-test-").value(); }
-  void TearDown() override { (void)RemoveTree(dir_); }
-  fs::path Write(const fs::path& rel, const std::string& text) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << text;
-    return dir_ / rel;
-  }
-  fs::path dir_;
-};
+using TaskTest = TempDirTest;
 
 TEST_F(TaskTest, LoadsNameLevelAndHash) {
   fs::path f = Write("level2/7_Conv.py", "class Model: pass\n");

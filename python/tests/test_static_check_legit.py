@@ -1,0 +1,183 @@
+"""Legitimate patterns (hack catalog section 2) stay clean under anvil_py.static_check."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from anvil_py.static_check import check_source
+from static_check_helpers import PRELUDE, assert_no_cheat, hits, model
+
+# ------------------------------------------------------------------ legitimate patterns (catalog section 2)
+LEGIT = PRELUDE + '''
+import os
+os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+
+try:
+    import triton  # optional
+except ImportError:
+    triton = None
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features=4, out_features=4):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)  # held for its parameters
+        self.scale = nn.Parameter(torch.ones(out_features))
+        nn.init.kaiming_uniform_(self.linear.weight)
+        self.ext = ext
+        self._workspace = {}
+
+    def _buffer(self, x):
+        key = (x.shape, x.dtype)
+        if key not in self._workspace:
+            self._workspace[key] = torch.empty(x.numel(), device=x.device, dtype=x.dtype)
+        return self._workspace[key]
+
+    def forward(self, x, transpose: bool = False):
+        if x.dim() != 2:
+            raise ValueError("expected a matrix")
+        if not x.is_contiguous():
+            x = x.contiguous()
+        B, N = x.shape
+        grid = (x.numel() + 255) // 256
+        out = torch.empty((B, self.linear.out_features), device=x.device, dtype=x.dtype)
+        out2 = torch.empty_like(x)
+        tmp = self._buffer(x)
+        ptr = x.data_ptr()
+        try:
+            assert ptr % 16 == 0
+        except AssertionError:
+            pass
+        with torch.no_grad():
+            y = self.ext.relu_cuda(x.view(B, N))
+        w = self.linear.weight.t().contiguous()
+        stream = torch.cuda.current_stream()
+        torch.cuda.synchronize()
+        if transpose:
+            pass
+        y = y.reshape(B, -1).permute(1, 0).transpose(0, 1).unsqueeze(0).squeeze(0)
+        return y.view(B, N)
+'''
+
+
+def test_legitimate_candidate_has_no_cheat():
+    assert_no_cheat(LEGIT)
+
+
+def test_legitimate_candidate_evidence_is_limited():
+    rules = {h["rule"] for h in hits(LEGIT)}
+    assert rules <= {"py.file_access"}, hits(LEGIT)
+
+
+@pytest.mark.parametrize("forward", [
+    "return x",
+    "return x.view(-1)",
+    "return x.reshape(2, -1).contiguous()",
+    "out = torch.empty(x.shape, device=x.device)\next.relu_cuda(out)\nreturn out",
+    "return ext.relu_cuda(x).unsqueeze(0).expand(2, -1, -1).flatten(0, 1)",
+    "return ext.relu_cuda(x)[:, 0]",
+    "n = x.size(0)\nh = n // 2\nreturn ext.relu_cuda(x.narrow(0, 0, h))",
+    "ys = [ext.relu_cuda(c) for c in x.chunk(2)]\nreturn ys[0]",
+    "return ext.relu_cuda(x.float()).to(x.device)",
+    "if x is None:\n    pass\nreturn ext.relu_cuda(x)",
+])
+def test_legitimate_forwards(forward):
+    assert_no_cheat(model(forward))
+
+
+def test_import_guard_is_not_fallback():
+    src = '''
+import torch
+import torch.nn as nn
+try:
+    from torch.utils.cpp_extension import load_inline
+except ImportError:
+    load_inline = None
+try:
+    ext = load_inline(name="e", cpp_sources="", cuda_sources="", functions=["f"])
+except Exception as e:
+    print(e)
+    ext = None
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+'''
+    assert not hits(src), hits(src)
+
+
+def test_extension_built_in_init_and_held_by_weights():
+    src = '''
+import torch
+import torch.nn as nn
+from torch.utils import cpp_extension as ce
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.mod = ce.load_inline(name="e", cpp_sources="", functions=["linear"])
+
+    def forward(self, x):
+        return self.mod.linear(x, self.fc.weight, self.fc.bias)
+'''
+    assert not hits(src), hits(src)
+
+
+def test_main_block_is_ignored():
+    src = model("return ext.relu_cuda(x)",
+                extra='if __name__ == "__main__":\n    import subprocess\n    subprocess.run(["ls"])\n')
+    assert not hits(src), hits(src)
+
+
+def test_comments_and_docstrings_do_not_fire():
+    src = model('"""Uses torch.relu as a reference; run pip install triton first."""\n'
+                '# return torch.relu(x)\nreturn ext.relu_cuda(x)')
+    assert not hits(src), hits(src)
+
+
+# ------------------------------------------------------------------ output format and CLI
+def test_syntax_error_is_reported_with_line():
+    r = check_source("import torch\ndef f(:\n    pass\n")
+    assert r["hits"] == [] and r["version"] == 1
+    assert r["parse_error"].startswith("SyntaxError") and "line 2" in r["parse_error"]
+
+
+def test_hit_fields():
+    src = model("return torch.relu(x)")
+    h = next(h for h in hits(src) if h["rule"] == "py.torch_compute")
+    assert set(h) == {"rule", "severity", "line", "col", "excerpt", "message"}
+    assert h["excerpt"] == "return torch.relu(x)"
+    assert h["col"] == len("        return ") + 1
+
+
+def run_cli(tmp_path, text, *extra):
+    path = tmp_path / "cand.py"
+    path.write_text(text)
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+    return subprocess.run([sys.executable, "-m", "anvil_py.static_check", "--candidate", str(path), *extra],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_cli_prints_one_json_object(tmp_path):
+    p = run_cli(tmp_path, model("return torch.relu(x)"), "--format", "kernelbench")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["version"] == 1 and out["parse_error"] is None
+    assert "py.torch_compute" in {h["rule"] for h in out["hits"]}
+
+
+def test_cli_reports_parse_error_with_exit_zero(tmp_path):
+    p = run_cli(tmp_path, "def (:\n")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["parse_error"].startswith("SyntaxError")
+
+
+def test_checker_does_not_import_torch():
+    code = "import sys; import anvil_py.static_check; print('torch' in sys.modules)"
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.stdout.strip() == "False", p.stderr
