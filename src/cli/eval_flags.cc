@@ -29,6 +29,12 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
                   "needed and deleted after, instead of cached")
       ->capture_default_str();
+  cmd->add_option("--max-scratch-bytes", f.max_scratch_bytes,
+                  "Streamed trials are made all at once when they fit in the scratch folder (/dev/shm when it has "
+                  "room, else $ANVIL_SCRATCH_DIR or $TMPDIR) and in this many bytes; otherwise one at a time "
+                  "(0: no limit beyond the free space)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", f.quiet, "No progress display");
 }
 
@@ -50,6 +56,7 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   o.baseline_eager = f.baselines.find("eager") != std::string::npos;
   o.baseline_compile = f.baselines.find("compile") != std::string::npos;
   o.max_trial_bytes = f.max_trial_bytes;
+  o.max_scratch_bytes = f.max_scratch_bytes;
   return o;
 }
 

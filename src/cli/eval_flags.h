@@ -24,6 +24,7 @@ struct EvalFlags {
   std::string baselines = "eager,compile";
   std::string cache_dir;
   int64_t max_trial_bytes = int64_t{1} << 30;
+  int64_t max_scratch_bytes = 0;
   bool quiet = false;
 };
 

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +21,7 @@ constexpr mode_t kNewFileMode = 0644;  // Before the umask.
 constexpr int kMaxTempNameAttempts = 100;
 constexpr std::string_view kTempSuffixTemplate = "XXXXXX";
 constexpr const char* kDefaultTempRoot = "/tmp";
+constexpr const char* kMemoryScratchRoot = "/dev/shm";
 
 std::string ErrnoMessage(std::string_view what, const std::filesystem::path& path, int err) {
   return std::string(what) + " " + path.string() + ": " + std::strerror(err);
@@ -42,10 +45,16 @@ bool WriteAll(int fd, std::string_view data) {
 Result<std::string> ReadFile(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error(ErrnoMessage("cannot open", path, errno));
-  std::string contents;
-  std::vector<char> chunk(kReadChunkBytes);
+  // Read straight into a buffer of the file's size (gigabyte tensors), growing
+  // it only if the file grew meanwhile.
+  struct stat st;
+  std::size_t capacity = kReadChunkBytes;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) capacity = static_cast<std::size_t>(st.st_size) + 1;
+  std::string contents(capacity, '\0');
+  std::size_t used = 0;
   while (true) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (used == contents.size()) contents.resize(contents.size() * 2);
+    const ssize_t n = ::read(fd, contents.data() + used, contents.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
@@ -53,9 +62,10 @@ Result<std::string> ReadFile(const std::filesystem::path& path) {
       return Status::Error(ErrnoMessage("cannot read", path, err));
     }
     if (n == 0) break;
-    contents.append(chunk.data(), static_cast<std::size_t>(n));
+    used += static_cast<std::size_t>(n);
   }
   ::close(fd);
+  contents.resize(used);
   return contents;
 }
 
@@ -106,6 +116,31 @@ Result<std::filesystem::path> MakeTempDir(std::string_view prefix) {
     return Status::Error(ErrnoMessage("cannot create temporary directory", name, errno));
   }
   return std::filesystem::path(name);
+}
+
+Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintmax_t bytes_needed) {
+  if (prefix.find('/') != std::string_view::npos) {
+    return Status::Error("scratch directory prefix must not contain '/': " + std::string(prefix));
+  }
+  std::filesystem::path root;
+  if (const char* env = std::getenv("ANVIL_SCRATCH_DIR"); env != nullptr && env[0] != '\0') {
+    root = env;
+  } else if (FreeBytes(kMemoryScratchRoot) >= bytes_needed && ::access(kMemoryScratchRoot, W_OK) == 0) {
+    root = kMemoryScratchRoot;
+  } else {
+    return MakeTempDir(prefix);
+  }
+  std::string name = (root / std::string(prefix)).string() + std::string(kTempSuffixTemplate);
+  if (::mkdtemp(name.data()) == nullptr) {
+    return Status::Error(ErrnoMessage("cannot create scratch directory", name, errno));
+  }
+  return std::filesystem::path(name);
+}
+
+std::uintmax_t FreeBytes(const std::filesystem::path& path) {
+  struct statvfs fs;
+  if (::statvfs(path.c_str(), &fs) != 0) return 0;
+  return static_cast<std::uintmax_t>(fs.f_bavail) * fs.f_frsize;
 }
 
 Status RemoveTree(const std::filesystem::path& path) {

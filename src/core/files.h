@@ -25,6 +25,15 @@ Status WriteFileAtomic(const std::filesystem::path& path, std::string_view data)
 // removes it (RemoveTree). `prefix` must not contain '/'.
 Result<std::filesystem::path> MakeTempDir(std::string_view prefix);
 
+// Like MakeTempDir, for scratch data of about `bytes_needed` bytes (trial
+// tensors of a large task): under $ANVIL_SCRATCH_DIR when set; else in
+// /dev/shm (memory-backed) when it has that much room free, so gigabytes of
+// tensors are not written through to a disk; else as MakeTempDir.
+Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintmax_t bytes_needed);
+
+// Bytes available to this user on the filesystem holding `path`; 0 on error.
+std::uintmax_t FreeBytes(const std::filesystem::path& path);
+
 // Removes `path` and everything below it. A missing path is not an error.
 Status RemoveTree(const std::filesystem::path& path);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -36,6 +37,35 @@ TEST_F(FilesTest, MakeTempDirCreatesPrivateDirectory) {
 }
 
 TEST_F(FilesTest, MakeTempDirRejectsSlashInPrefix) { EXPECT_FALSE(MakeTempDir("a/b").ok()); }
+
+TEST_F(FilesTest, MakeScratchDirHonorsAnvilScratchDir) {
+  ::setenv("ANVIL_SCRATCH_DIR", dir_.c_str(), 1);
+  Result<fs::path> inner = MakeScratchDir("scratch_", 1);
+  ::unsetenv("ANVIL_SCRATCH_DIR");
+  ASSERT_TRUE(inner.ok()) << inner.message();
+  EXPECT_EQ(inner.value().parent_path(), dir_);
+}
+
+TEST_F(FilesTest, MakeScratchDirUsesMemoryOnlyWhenItHasRoom) {
+  ::unsetenv("ANVIL_SCRATCH_DIR");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", dir_.c_str(), 1);
+  // No tmpfs holds an exabyte: the scratch falls back to $TMPDIR.
+  Result<fs::path> big = MakeScratchDir("big_", std::uintmax_t{1} << 60);
+  Result<fs::path> small = MakeScratchDir("small_", 1);
+  if (old) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  ASSERT_TRUE(big.ok()) << big.message();
+  EXPECT_EQ(big.value().parent_path(), dir_);
+  ASSERT_TRUE(small.ok()) << small.message();
+  if (::access("/dev/shm", W_OK) == 0) EXPECT_EQ(small.value().parent_path(), fs::path("/dev/shm"));
+  EXPECT_TRUE(RemoveTree(small.value()).ok());
+  EXPECT_FALSE(MakeScratchDir("a/b", 1).ok());
+}
 
 TEST_F(FilesTest, MakeTempDirHonorsTmpdir) {
   const char* old = std::getenv("TMPDIR");

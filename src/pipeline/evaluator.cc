@@ -14,6 +14,9 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
+// Room left free on the scratch filesystem beyond a streamed task's trials.
+constexpr std::uintmax_t kScratchSlackBytes = std::uintmax_t{1} << 30;
+
 std::string NowIso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -22,6 +25,22 @@ std::string NowIso() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+// Adds the wall time from construction to destruction to v.stage_seconds[name].
+class StageClock {
+ public:
+  StageClock(Verdict& v, const char* name) : v_(v), name_(name), start_(std::chrono::steady_clock::now()) {}
+  ~StageClock() {
+    v_.stage_seconds[name_] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  StageClock(const StageClock&) = delete;
+  StageClock& operator=(const StageClock&) = delete;
+
+ private:
+  Verdict& v_;
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -143,6 +162,7 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
 
   std::optional<PreparedTask> prepared;
   if (v.device_present) {
+    StageClock clock(v, "prepare");
     auto p = Prepare(task);
     if (!p.ok()) return infra(p.message());
     prepared = p.value();
@@ -150,7 +170,12 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
     return infra(torch.message());
   }
 
-  auto work = MakeTempDir("anvil-eval-");
+  // A streamed trial holds its inputs, the reference outputs and the
+  // candidate's outputs at once (plus slack): keep them off the disk if we can.
+  auto work =
+      prepared && prepared->streamed
+          ? MakeScratchDir("anvil-eval-", 3 * static_cast<std::uintmax_t>(prepared->trial_bytes) + kScratchSlackBytes)
+          : MakeTempDir("anvil-eval-");
   if (!work.ok()) return infra(work.message());
   Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), v);
   if (!options_.keep_work) (void)RemoveTree(work.value());
@@ -179,7 +204,10 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   // Gate 0: compile.
   if (v.format == "kernelbench") {
     fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
-    auto x = ExtractExtensions(candidate, extract_from, options_.compile_deadline);
+    auto x = [&] {
+      StageClock clock(v, "extract");
+      return ExtractExtensions(candidate, extract_from, options_.compile_deadline);
+    }();
     if (!x.ok()) {
       v.error = "extracting the candidate's sources: " + x.message();
       v.status = VerdictStatus::kInfraError;
@@ -210,14 +238,19 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
       v.status = ex.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
       return;
     }
+    StageClock clock(v, "compile");
     v.compile = BuildKernelbench(ex.extensions, source, backend_, torch.value(), cache, build_options);
     if (ex.extensions.empty()) v.compile.ran = false;
   } else {
+    StageClock clock(v, "compile");
     v.compile = BuildNative(candidate, source, backend_, cache, build_options);
   }
 
   // Gate 3's static half runs early: it needs no device and decides cheats.
-  Status legal = CheckStaticLegality(candidate, v.format, v.compile.native_sources, v.legal);
+  Status legal = [&] {
+    StageClock clock(v, "static_check");
+    return CheckStaticLegality(candidate, v.format, v.compile.native_sources, v.legal);
+  }();
   if (!legal.ok()) {
     v.error = legal.message();
     v.status = VerdictStatus::kInfraError;
@@ -276,7 +309,10 @@ fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, 
     // Every trial is on disk: one child runs them all.
     req.prepared = prepared.dir;
     req.out_dir = work / "trials";
-    auto run = RunCandidate(backend_, req, prepared.trials);
+    auto run = [&] {
+      StageClock clock(v, "run");
+      return RunCandidate(backend_, req, prepared.trials);
+    }();
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return prepared.dir;
@@ -284,6 +320,7 @@ fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, 
     FromRun(run.value(), v.run);
     v.run.trials_completed = run.value().trials_completed;
     // Compare what was written, also after a crash (for the record).
+    StageClock clock(v, "compare");
     for (int k = 0; k < prepared.trials; ++k) {
       std::string trial = "trial_" + std::to_string(k);
       v.correct.details.push_back(CompareTrial(task, prepared.dir / trial / "expected", req.out_dir / trial, k, v));
@@ -292,27 +329,50 @@ fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, 
     return prepared.dir;
   }
 
-  // Streamed: each trial is made, run, compared and deleted before the next,
-  // so only one trial's data is ever on disk.
+  // Streamed: the trials are made now, from their secret seeds. All at once
+  // when the scratch (memory-backed if possible) holds them all: one task
+  // worker and one candidate process instead of one per trial. Otherwise each
+  // trial is made, run, compared and deleted before the next.
+  const std::uintmax_t all_trials =
+      static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
+  std::uintmax_t room = FreeBytes(work);
+  if (options_.max_scratch_bytes > 0) room = std::min(room, static_cast<std::uintmax_t>(options_.max_scratch_bytes));
+  const bool together = room >= all_trials + kScratchSlackBytes;
+  const int groups = together ? 1 : prepared.trials;
+  const int per_group = together ? prepared.trials : 1;
   fs::path last;
-  for (int k = 0; k < prepared.trials; ++k) {
-    fs::path ref = work / ("ref_" + std::to_string(k));
-    Status made =
-        MakeTrial(task, backend_, prepared.seeds[k], PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
+  for (int g = 0; g < groups; ++g) {
+    fs::path ref = work / ("ref_" + std::to_string(g));
+    std::vector<std::string> seeds(prepared.seeds.begin() + g * per_group,
+                                   prepared.seeds.begin() + (g + 1) * per_group);
+    Status made = [&] {
+      StageClock clock(v, "make_trials");
+      return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
+    }();
     if (!made.ok()) {
-      infra("making trial " + std::to_string(k) + ": " + made.message());
+      infra("making trial " + std::to_string(g * per_group) + ": " + made.message());
       return last;
     }
     req.prepared = ref;
-    req.out_dir = work / ("got_" + std::to_string(k));
-    auto run = RunCandidate(backend_, req, 1);
+    req.out_dir = work / ("got_" + std::to_string(g));
+    auto run = [&] {
+      StageClock clock(v, "run");
+      return RunCandidate(backend_, req, per_group);
+    }();
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return last;
     }
     FromRun(run.value(), v.run);
     v.run.trials_completed += run.value().trials_completed;
-    v.correct.details.push_back(CompareTrial(task, ref / "trial_0" / "expected", req.out_dir / "trial_0", k, v));
+    {
+      StageClock clock(v, "compare");
+      for (int k = 0; k < per_group; ++k) {
+        const std::string trial = "trial_" + std::to_string(k);
+        v.correct.details.push_back(
+            CompareTrial(task, ref / trial / "expected", req.out_dir / trial, g * per_group + k, v));
+      }
+    }
     (void)RemoveTree(req.out_dir);
     if (!last.empty()) (void)RemoveTree(last);
     last = ref;
@@ -354,7 +414,9 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
       o.result.ok = false;
       o.result.problem = ge.is_scalar ? "not a tensor" : (ge.shape != we.shape ? "shape" : "dtype");
     } else {
-      auto wb = ReadTensorBytes(want_dir, we);
+      // The reference's file is ours and mapped; the candidate's is copied in,
+      // so nothing it left running can truncate it under a mapping (SIGBUS).
+      auto wb = MapTensorBytes(want_dir, we);
       auto gb = ReadTensorBytes(got_dir, ge);
       if (!wb.ok() || !gb.ok()) {
         o.result.ok = false;
@@ -397,7 +459,10 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   req.iters = options_.iters;
   req.deadline = options_.run_deadline;
   req.out_dir = work / "perf";
-  auto run = RunCandidate(backend_, req, 0);
+  auto run = [&] {
+    StageClock clock(v, "perf");
+    return RunCandidate(backend_, req, 0);
+  }();
   if (!run.ok()) {
     v.error = "timing the candidate: " + run.message();
     v.status = VerdictStatus::kInfraError;
@@ -417,6 +482,7 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
+    StageClock clock(v, "baselines");
     Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
     stats = b.stats;
     error = b.error;

@@ -38,6 +38,9 @@ struct EvalOptions {
   RewardOptions reward;
   bool keep_work = false;                      // Keep the run folder (outputs, logs).
   int64_t max_trial_bytes = int64_t{1} << 30;  // Larger trials are streamed, not cached.
+  // Streamed trials are made all at once when they fit in the scratch's free
+  // space and in this many bytes (0: no limit beyond the free space).
+  int64_t max_scratch_bytes = 0;
 };
 
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.

@@ -48,6 +48,10 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (!j.is_array()) return Status::Error("malformed " + (prepared.dir / "seeds.json").string());
   prepared.streamed = true;
+  nlohmann::json spec = nlohmann::json::parse(prepared.spec_json, nullptr, false);
+  if (spec.is_object() && spec.contains("streamed") && spec["streamed"].is_object()) {
+    prepared.trial_bytes = spec["streamed"].value("trial_bytes", int64_t{0});
+  }
   for (const auto& s : j) prepared.seeds.push_back(s.is_string() ? s.get<std::string>() : s.dump());
   prepared.trials = static_cast<int>(prepared.seeds.size());
   return prepared;
@@ -111,11 +115,13 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   return ReadSeeds(prepared);
 }
 
-Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed, const fs::path& out,
-                 std::chrono::seconds deadline) {
+Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
+                  const fs::path& out, std::chrono::seconds deadline) {
+  std::string joined;
+  for (const auto& s : seeds) joined += (joined.empty() ? "" : ",") + s;
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(), "--device", backend.TorchDevice(),
-                      "--seeds", seed, "--init-seed", std::to_string(init_seed)});
+                      "--seeds", joined, "--init-seed", std::to_string(init_seed)});
   spec.deadline = deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();

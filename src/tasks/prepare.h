@@ -35,15 +35,16 @@ struct PreparedTask {
   int trials = 0;
   bool cached = false;  // Found in the cache rather than made now.
   double seconds = 0;   // Time spent preparing now (0 when cached).
-  // Streamed: no trial_K folders; MakeTrial makes trial k from seeds[k].
+  // Streamed: no trial_K folders; MakeTrials makes trial k from seeds[k].
   bool streamed = false;
   std::vector<std::string> seeds;
+  int64_t trial_bytes = 0;  // Streamed: inputs + outputs of one trial.
 };
 
-// Streamed tasks: makes one trial (a prepared folder of its own holding
-// spec.json, params/ and trial_0/) for `seed` into `out`.
-Status MakeTrial(const Task& task, const Backend& backend, const std::string& seed, int init_seed,
-                 const std::filesystem::path& out, std::chrono::seconds deadline);
+// Streamed tasks: makes trials (a prepared folder of its own holding
+// spec.json, params/ and trial_0/ ... for each of `seeds` in order) into `out`.
+Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
+                  const std::filesystem::path& out, std::chrono::seconds deadline);
 
 // Error (with the stage and the traceback's last lines) when the task does not
 // import, lacks Model/get_inputs/get_init_inputs, or its code fails.

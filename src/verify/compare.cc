@@ -1,10 +1,13 @@
 #include "verify/compare.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace anvil {
 namespace {
@@ -192,6 +195,93 @@ void CompareIntegral(const unsigned char* expected, const unsigned char* actual,
   acc->finite_pairs = n;
 }
 
+// One contiguous range of elements of `dtype`.
+void CompareRange(DType dtype, const unsigned char* e, const unsigned char* a, int64_t n, Tolerance tol,
+                  Accumulator* acc) {
+  switch (dtype) {
+    case DType::kFloat32:
+      CompareFloating<float>(
+          e, a, n, tol, [](float v) { return static_cast<double>(v); }, acc);
+      break;
+    case DType::kFloat64:
+      CompareFloating<double>(
+          e, a, n, tol, [](double v) { return v; }, acc);
+      break;
+    case DType::kFloat16:
+      CompareFloating<uint16_t>(
+          e, a, n, tol, [table = HalfValues()](uint16_t v) { return static_cast<double>(table[v]); }, acc);
+      break;
+    case DType::kBFloat16:
+      CompareFloating<uint16_t>(
+          e, a, n, tol, [](uint16_t v) { return static_cast<double>(BFloat16ToFloat(v)); }, acc);
+      break;
+    case DType::kInt64:
+      CompareIntegral<int64_t>(e, a, n, tol, false, acc);
+      break;
+    case DType::kInt32:
+      CompareIntegral<int32_t>(e, a, n, tol, false, acc);
+      break;
+    case DType::kInt16:
+      CompareIntegral<int16_t>(e, a, n, tol, false, acc);
+      break;
+    case DType::kInt8:
+      CompareIntegral<int8_t>(e, a, n, tol, false, acc);
+      break;
+    case DType::kUInt8:
+      CompareIntegral<uint8_t>(e, a, n, tol, false, acc);
+      break;
+    case DType::kBool:
+      CompareIntegral<uint8_t>(e, a, n, tol, true, acc);
+      break;
+  }
+}
+
+// Large tensors (outputs of GBs) are split across threads; the result is the
+// same as one pass: counts and sums add, maxima take the max, and the first
+// mismatch is the one of the earliest chunk that has one.
+constexpr int64_t kMinElementsPerThread = int64_t{1} << 22;
+constexpr unsigned kMaxCompareThreads = 16;
+
+Accumulator CompareParallel(DType dtype, const unsigned char* e, const unsigned char* a, int64_t n, Tolerance tol) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t by_size = std::max<int64_t>(1, n / kMinElementsPerThread);
+  const int64_t threads = std::min<int64_t>({by_size, hw, kMaxCompareThreads});
+  if (threads <= 1) {
+    Accumulator acc;
+    CompareRange(dtype, e, a, n, tol, &acc);
+    return acc;
+  }
+  const std::size_t size = DTypeSize(dtype);
+  std::vector<Accumulator> parts(static_cast<std::size_t>(threads));
+  std::vector<int64_t> starts(static_cast<std::size_t>(threads) + 1);
+  for (int64_t t = 0; t <= threads; ++t) starts[static_cast<std::size_t>(t)] = n * t / threads;
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t begin = starts[static_cast<std::size_t>(t)];
+    const int64_t count = starts[static_cast<std::size_t>(t) + 1] - begin;
+    const std::size_t offset = static_cast<std::size_t>(begin) * size;
+    pool.emplace_back(CompareRange, dtype, e + offset, a + offset, count, tol, &parts[static_cast<std::size_t>(t)]);
+  }
+  for (auto& th : pool) th.join();
+  Accumulator acc;
+  for (std::size_t t = 0; t < parts.size(); ++t) {
+    const Accumulator& p = parts[t];
+    acc.mismatches += p.mismatches;
+    acc.nonfinite_mismatches += p.nonfinite_mismatches;
+    acc.finite_pairs += p.finite_pairs;
+    acc.sum_abs_error += p.sum_abs_error;
+    acc.max_abs_error = std::max(acc.max_abs_error, p.max_abs_error);
+    acc.max_rel_error = std::max(acc.max_rel_error, p.max_rel_error);
+    if (acc.first_mismatch < 0 && p.first_mismatch >= 0) {
+      acc.first_mismatch = starts[t] + p.first_mismatch;
+      acc.expected_at_first = p.expected_at_first;
+      acc.actual_at_first = p.actual_at_first;
+      acc.first_problem = p.first_problem;
+    }
+  }
+  return acc;
+}
+
 std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (std::size_t d = shape.size(); d-- > 0;) {
@@ -259,43 +349,7 @@ CompareResult CompareTensors(const TensorView& expected, const TensorView& actua
 
   const auto* e = static_cast<const unsigned char*>(expected.data);
   const auto* a = static_cast<const unsigned char*>(actual.data);
-  Accumulator acc;
-  switch (expected.dtype) {
-    case DType::kFloat32:
-      CompareFloating<float>(
-          e, a, n, tol, [](float v) { return static_cast<double>(v); }, &acc);
-      break;
-    case DType::kFloat64:
-      CompareFloating<double>(
-          e, a, n, tol, [](double v) { return v; }, &acc);
-      break;
-    case DType::kFloat16:
-      CompareFloating<uint16_t>(
-          e, a, n, tol, [table = HalfValues()](uint16_t v) { return static_cast<double>(table[v]); }, &acc);
-      break;
-    case DType::kBFloat16:
-      CompareFloating<uint16_t>(
-          e, a, n, tol, [](uint16_t v) { return static_cast<double>(BFloat16ToFloat(v)); }, &acc);
-      break;
-    case DType::kInt64:
-      CompareIntegral<int64_t>(e, a, n, tol, false, &acc);
-      break;
-    case DType::kInt32:
-      CompareIntegral<int32_t>(e, a, n, tol, false, &acc);
-      break;
-    case DType::kInt16:
-      CompareIntegral<int16_t>(e, a, n, tol, false, &acc);
-      break;
-    case DType::kInt8:
-      CompareIntegral<int8_t>(e, a, n, tol, false, &acc);
-      break;
-    case DType::kUInt8:
-      CompareIntegral<uint8_t>(e, a, n, tol, false, &acc);
-      break;
-    case DType::kBool:
-      CompareIntegral<uint8_t>(e, a, n, tol, true, &acc);
-      break;
-  }
+  const Accumulator acc = CompareParallel(expected.dtype, e, a, n, tol);
 
   result.mismatches = acc.mismatches;
   result.nonfinite_mismatches = acc.nonfinite_mismatches;

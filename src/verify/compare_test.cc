@@ -304,5 +304,26 @@ TEST(CompareTest, LargeTensorCountsEveryMismatch) {
   EXPECT_NEAR(r.max_abs_error, 1.0, 1e-6);
 }
 
+TEST(CompareTest, SplitAcrossThreadsMatchesOnePass) {
+  // Enough elements for several threads; mismatches only in the second half,
+  // so the first mismatch's index must be offset by its chunk's start.
+  constexpr int64_t kCount = (int64_t{1} << 23) + 12345;
+  std::vector<float> e(kCount), a(kCount);
+  for (int64_t i = 0; i < kCount; ++i) e[i] = a[i] = 1.0f + static_cast<float>(i % 97) * 0.01f;
+  const int64_t first = kCount / 2 + 7;
+  a[first] = 5.0f;
+  a[kCount - 1] = std::nanf("");
+  a[kCount - 2] += 0.5f;
+  const CompareResult r = CompareTensors(F32(e), F32(a), Tolerance());
+  EXPECT_EQ(r.mismatches, 3);
+  EXPECT_EQ(r.nonfinite_mismatches, 1);
+  EXPECT_EQ(r.first_mismatch, first);
+  EXPECT_EQ(r.problem, "values");
+  EXPECT_NEAR(r.expected_at_first, e[first], 1e-6);
+  EXPECT_NEAR(r.actual_at_first, 5.0, 1e-6);
+  EXPECT_NEAR(r.max_abs_error, 5.0 - e[first], 1e-5);
+  EXPECT_NEAR(r.mean_abs_error, ((5.0 - e[first]) + 0.5) / static_cast<double>(kCount - 1), 1e-9);
+}
+
 }  // namespace
 }  // namespace anvil

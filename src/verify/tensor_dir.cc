@@ -137,7 +137,11 @@ Result<std::vector<TensorEntry>> ReadTensorManifest(const std::filesystem::path&
   return entries;
 }
 
-Result<std::string> ReadTensorBytes(const std::filesystem::path& dir, const TensorEntry& entry) {
+namespace {
+
+// The path of a (non-scalar) entry's file after checking its name and that its
+// size is NumElements(shape) * DTypeSize(dtype).
+Result<std::filesystem::path> CheckedTensorFile(const std::filesystem::path& dir, const TensorEntry& entry) {
   if (entry.is_scalar) return Status::Error("'" + entry.name + "' is a scalar and has no file");
   if (!IsSafeFileName(entry.file)) {
     return Status::Error("'" + entry.name + "' has an unsafe file name '" + entry.file + "'");
@@ -154,12 +158,31 @@ Result<std::string> ReadTensorBytes(const std::filesystem::path& dir, const Tens
                          std::string(DTypeName(entry.dtype)) + " = " + std::to_string(NumElements(entry.shape)) +
                          " elements x " + std::to_string(DTypeSize(entry.dtype)) + " bytes)");
   }
-  Result<std::string> bytes = ReadFile(path);
+  return path;
+}
+
+}  // namespace
+
+Result<std::string> ReadTensorBytes(const std::filesystem::path& dir, const TensorEntry& entry) {
+  auto path = CheckedTensorFile(dir, entry);
+  if (!path.ok()) return path.status();
+  Result<std::string> bytes = ReadFile(path.value());
   if (!bytes.ok()) return bytes.status();
-  if (bytes.value().size() != static_cast<std::size_t>(expected)) {
+  if (bytes.value().size() != static_cast<std::size_t>(ExpectedBytes(entry))) {
     return Status::Error("tensor '" + entry.name + "' (" + entry.file + ") changed size while being read");
   }
   return bytes;
+}
+
+Result<MappedFile> MapTensorBytes(const std::filesystem::path& dir, const TensorEntry& entry) {
+  auto path = CheckedTensorFile(dir, entry);
+  if (!path.ok()) return path.status();
+  Result<MappedFile> file = MappedFile::Open(path.value());
+  if (!file.ok()) return file.status();
+  if (file.value().size() != static_cast<std::size_t>(ExpectedBytes(entry))) {
+    return Status::Error("tensor '" + entry.name + "' (" + entry.file + ") changed size while being read");
+  }
+  return file;
 }
 
 Status WriteTensorDir(const std::filesystem::path& dir, const std::vector<TensorData>& tensors) {

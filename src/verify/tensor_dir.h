@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/status.h"
 #include "verify/compare.h"
 
@@ -40,6 +41,11 @@ Result<std::vector<TensorEntry>> ReadTensorManifest(const std::filesystem::path&
 // The raw bytes of a (non-scalar) entry. Checks the file's size equals
 // NumElements(shape) * DTypeSize(dtype) before reading it.
 Result<std::string> ReadTensorBytes(const std::filesystem::path& dir, const TensorEntry& entry);
+
+// The same checks, then the file mapped read-only instead of copied (for
+// outputs of gigabytes). The writer must not truncate the file while it is
+// mapped: only files of finished, exited processes are mapped.
+Result<MappedFile> MapTensorBytes(const std::filesystem::path& dir, const TensorEntry& entry);
 
 // Creates `dir` if needed and writes each tensor's file, then tensors.json
 // (all atomically). Error when bytes do not match an entry's shape and dtype,

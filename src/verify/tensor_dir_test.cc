@@ -121,6 +121,28 @@ TEST_F(TensorDirTest, WrongFileSizeHasAClearMessage) {
             "4 bytes)");
 }
 
+TEST_F(TensorDirTest, MapsTheSameBytesItReads) {
+  TensorData t;
+  t.entry.name = "x";
+  t.entry.dtype = DType::kInt32;
+  t.entry.shape = {3};
+  t.entry.file = "x.bin";
+  t.bytes = std::string("\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00", 12);
+  ASSERT_TRUE(WriteTensorDir(dir_, {t}).ok());
+  auto entries = ReadTensorManifest(dir_);
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  auto read = ReadTensorBytes(dir_, entries.value()[0]);
+  auto mapped = MapTensorBytes(dir_, entries.value()[0]);
+  ASSERT_TRUE(read.ok() && mapped.ok());
+  ASSERT_EQ(mapped.value().size(), 12u);
+  EXPECT_EQ(std::string(static_cast<const char*>(mapped.value().data()), 12), read.value());
+  // A file of the wrong size is refused before it is mapped.
+  std::filesystem::resize_file(dir_ / "x.bin", 8);
+  auto short_map = MapTensorBytes(dir_, entries.value()[0]);
+  ASSERT_FALSE(short_map.ok());
+  EXPECT_NE(short_map.message().find("has 8 bytes, expected 12"), std::string::npos) << short_map.message();
+}
+
 TEST_F(TensorDirTest, MissingTensorFile) {
   WriteManifest(R"({"version": 1, "tensors": [{"name": "a", "dtype": "int8", "shape": [1], "file": "a.bin"}]})");
   const std::vector<TensorEntry> entries = ReadTensorManifest(dir_).value();

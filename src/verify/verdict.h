@@ -4,6 +4,7 @@
 // docs/verdict.schema.json. Plain value.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,9 @@ struct Verdict {
   std::string anvil_version;
   std::string started_at;  // ISO 8601 UTC.
   double seconds = 0;
+  // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
+  // "make_trials", "run", "compare", "perf", "baselines"), summed over calls.
+  std::map<std::string, double> stage_seconds;
   CompileResult compile;
   RunGate run;
   CorrectGate correct;

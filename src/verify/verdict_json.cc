@@ -141,6 +141,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"versions", {{"anvil", v.anvil_version}, {"torch", v.torch_version}}},
             {"started_at", v.started_at},
             {"seconds", v.seconds},
+            {"stage_seconds", v.stage_seconds},
             {"gates",
              {{"compile", CompileJson(v.compile)},
               {"run", RunJson(v.run)},

@@ -3,6 +3,8 @@
 import os
 import time
 
+import pytest
+
 from conftest import EXAMPLES, eval_json
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
@@ -62,11 +64,14 @@ def test_runtime_error_reports_the_message_and_traceback():
     assert "Traceback" in v["gates"]["run"]["traceback"]
 
 
-def test_streamed_trials_give_the_same_verdicts():
-    # A tiny byte limit forces the streamed path: each trial made, run, compared and deleted in turn.
+@pytest.mark.parametrize("scratch", ["together", "one_at_a_time"])
+def test_streamed_trials_give_the_same_verdicts(scratch):
+    # A tiny byte limit forces the streamed path: the trials are made from their seeds during the evaluation,
+    # all at once when the scratch has room, else each made, run, compared and deleted in turn.
     cands = [CANDS / "pass_native.cpp", CANDS / "wrong_answer_native.cpp", CANDS / "segfault_native.cpp"]
+    limit = ["--max-scratch-bytes", "1"] if scratch == "one_at_a_time" else []
     verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, cands), "--max-trial-bytes", "1000", "--trials", "3",
-                               "--baselines", "eager", "--iters", "3")
+                               "--baselines", "eager", "--iters", "3", *limit)
     assert proc.returncode == 0, proc.stderr
     assert [v["status"] for v in verdicts] == ["pass", "wrong_answer", "runtime_error"]
     assert verdicts[0]["gates"]["correct"]["passed"] == 3
