@@ -194,8 +194,24 @@ def build_info(args):
         "ldflags_cuda": [f"-L{ce.TORCH_LIB_PATH}", "-lc10", "-lc10_cuda", "-ltorch_cpu", "-ltorch_cuda",
                          "-ltorch", "-ltorch_python"],
         "cuda_available": torch.cuda.is_available(),
+        "python_paths": _python_paths(),
     }
     json.dump(info, sys.stdout)
+
+
+def _python_paths():
+    """Folders a candidate's Python needs to read (the sandbox allows these): the interpreter's prefixes and every
+    import path, as given and resolved, except the working directory."""
+    cwd = os.path.realpath(os.getcwd())
+    seen = []
+    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.dirname(torch.__file__))] + list(sys.path):
+        if not p:
+            continue
+        for q in (os.path.abspath(p), os.path.realpath(p)):
+            if os.path.isdir(q) and q != cwd and q != "/" and q not in seen:
+                seen.append(q)
+    return seen
 
 
 def main(argv=None):

@@ -44,7 +44,7 @@ std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
 Result<TorchInfo> LoadTorchInfo(const fs::path& cache_dir) {
   auto key = InstallationKey();
   if (!key.ok()) return key.status();
-  fs::path cached = cache_dir / "torch_info" / (key.value().substr(0, 24) + ".json");
+  fs::path cached = cache_dir / "torch_info" / (key.value().substr(0, 24) + "-v2.json");
   std::string text;
   if (auto c = ReadFile(cached); c.ok()) {
     text = std::move(c).value();
@@ -74,6 +74,7 @@ Result<TorchInfo> LoadTorchInfo(const fs::path& cache_dir) {
   info.nvcc_flags = Strings(j, "nvcc_flags");
   info.ldflags_cpu = Strings(j, "ldflags_cpu");
   info.ldflags_cuda = Strings(j, "ldflags_cuda");
+  info.python_paths = Strings(j, "python_paths");
   return info;
 }
 

@@ -19,6 +19,8 @@ struct TorchInfo {
   std::vector<std::string> include_paths_cpu, include_paths_cuda;
   std::string torch_lib;
   std::vector<std::string> cflags, nvcc_flags, ldflags_cpu, ldflags_cuda;
+  // Folders the interpreter imports from (prefixes, site-packages, PYTHONPATH).
+  std::vector<std::string> python_paths;
 };
 
 // Runs the probe (about 3 s: it imports torch) unless a cached answer for the

@@ -185,6 +185,19 @@ std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::v
   return kept;
 }
 
+NativeSources NativeSourcesOf(const std::vector<ExtensionSpec>& extensions) {
+  NativeSources sources;
+  for (const auto& ext : extensions) {
+    for (std::size_t i = 0; i < ext.cpp_sources.size(); ++i) {
+      sources.emplace_back(ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i]);
+    }
+    for (std::size_t i = 0; i < ext.cuda_sources.size(); ++i) {
+      sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]", ext.cuda_sources[i]);
+    }
+  }
+  return sources;
+}
+
 CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, const CandidateSource& candidate,
                                const Backend& backend, const TorchInfo& torch, const ArtifactCache& cache,
                                const BuildOptions& options) {
@@ -196,13 +209,8 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
   result.compiler = "g++";
   std::vector<SourceMap> maps;
 
+  result.native_sources = NativeSourcesOf(extensions);
   for (const auto& ext : extensions) {
-    for (std::size_t i = 0; i < ext.cpp_sources.size(); ++i) {
-      result.native_sources.emplace_back(ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i]);
-    }
-    for (std::size_t i = 0; i < ext.cuda_sources.size(); ++i) {
-      result.native_sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]", ext.cuda_sources[i]);
-    }
     if (!IsIdentifier(ext.name)) {
       result.ok = false;
       result.log += "[anvil] load_inline name '" + ext.name + "' is not a valid Python identifier\n";

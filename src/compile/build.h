@@ -29,6 +29,10 @@ struct CandidateSource {
   std::string text;       // The candidate file's contents.
 };
 
+// The C++/CUDA sources of `extensions`, named "<ext>.cpp_sources[i]" and
+// "<ext>.cuda_sources[i]" (what the static scan reads and diagnostics name).
+NativeSources NativeSourcesOf(const std::vector<ExtensionSpec>& extensions);
+
 CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, const CandidateSource& candidate,
                                const Backend& backend, const TorchInfo& torch, const ArtifactCache& cache,
                                const BuildOptions& options);

@@ -12,6 +12,9 @@
 
 namespace anvil {
 
+// (name, text) of each C++/CUDA source: "ext.cpp_sources[0]", a file name.
+using NativeSources = std::vector<std::pair<std::string, std::string>>;
+
 struct CompileResult {
   bool ran = false;
   bool ok = false;
@@ -24,7 +27,7 @@ struct CompileResult {
   std::filesystem::path log_path;
   std::map<std::string, std::string> artifacts;  // Extension name (or "native") -> .so path.
   // C++/CUDA texts the candidate supplied, for the legal gate: (name, text).
-  std::vector<std::pair<std::string, std::string>> native_sources;
+  NativeSources native_sources;
 };
 
 }  // namespace anvil

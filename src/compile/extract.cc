@@ -4,6 +4,7 @@
 
 #include "core/files.h"
 #include "core/python.h"
+#include "integrity/candidate_sandbox.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -51,7 +52,7 @@ int SyntaxLine(const std::string& message) {
 
 }  // namespace
 
-Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& prepared,
+Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& prepared, const TorchInfo& torch,
                                      std::chrono::seconds deadline) {
   auto tmp = MakeTempDir("anvil-extract-");
   if (!tmp.ok()) return tmp.status();
@@ -60,6 +61,18 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
                                                            out.string(), "--prepared", prepared.string()});
   spec.deadline = deadline;
   spec.working_dir = tmp.value().string();
+  // Importing the candidate runs its code: sandboxed like the run gate.
+  CandidateAccess access;
+  access.read = CandidateReadablePrepared(prepared);
+  access.read.push_back(candidate);
+  access.scratch = tmp.value();
+  auto sandbox = CandidateSandbox(torch, access);
+  if (!sandbox.ok()) {
+    (void)RemoveTree(tmp.value());
+    return sandbox.status();
+  }
+  spec.sandbox = sandbox.value();
+  for (auto& kv : CandidateEnvironment(tmp.value())) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   if (!r.ok()) {
     (void)RemoveTree(tmp.value());
@@ -74,6 +87,7 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     x.failed = true;
     x.timed_out = r.value().timed_out;
     x.term_signal = r.value().term_signal;
+    x.sandbox_layers = r.value().sandbox_layers;
     x.stage = "import";
     x.message = "importing the candidate " + r.value().Describe();
     return x;

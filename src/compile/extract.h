@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backend/torch_info.h"
 #include "core/status.h"
 
 namespace anvil {
@@ -33,12 +35,14 @@ struct Extraction {
   int syntax_line = 0;
   std::string stage, message, traceback;
   int term_signal = 0;
+  uint32_t sandbox_layers = 0;
   std::string stderr_tail;
   double seconds = 0;
 };
 
 // Error only for anvil's own failures (cannot start Python, unreadable output).
+// Imports the candidate in a sandboxed child (integrity/candidate_sandbox.h).
 Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& prepared,
-                                     std::chrono::seconds deadline);
+                                     const TorchInfo& torch, std::chrono::seconds deadline);
 
 }  // namespace anvil

@@ -101,6 +101,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
 
   auto start = Clock::now();
   const pid_t parent = getpid();
+  const pid_t parent_group = getpgrp();
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]}) close(fd);
@@ -119,11 +120,17 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
+    // The pipe carries [layers][errno]: the layers always, errno only when
+    // the child could not exec.
+    uint32_t layers = 0;
     if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
       int e = errno;
+      (void)!write(exec_pipe[1], &layers, sizeof layers);
       (void)!write(exec_pipe[1], &e, sizeof e);
       _exit(127);
     }
+    if (spec.sandbox) layers = spec.sandbox->EnterInChild(parent, parent_group);
+    (void)!write(exec_pipe[1], &layers, sizeof layers);
     execvpe(argv[0], argv.data(), envp.data());
     int e = errno;
     (void)!write(exec_pipe[1], &e, sizeof e);
@@ -134,13 +141,20 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   close(err_pipe[1]);
   close(exec_pipe[1]);
 
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
+  struct {
+    uint32_t layers = 0;
+    int exec_errno = 0;
+  } report;
+  std::size_t got = 0;
+  while (got < sizeof report) {
+    ssize_t n = read(exec_pipe[0], reinterpret_cast<char*>(&report) + got, sizeof report - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
   close(exec_pipe[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+  const int exec_errno = report.exec_errno;
+  if (got == sizeof report) {
     waitpid(pid, nullptr, 0);
     close(out_pipe[0]);
     close(err_pipe[0]);
@@ -148,6 +162,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
 
   ProcessResult result;
+  result.sandbox_layers = report.layers;
   CappedBuffer out(spec.output_cap), err(spec.output_cap);
   int fds[2] = {out_pipe[0], err_pipe[0]};
   CappedBuffer* bufs[2] = {&out, &err};

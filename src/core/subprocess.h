@@ -6,10 +6,13 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/sandbox.h"
 #include "core/status.h"
 
 namespace anvil {
@@ -22,6 +25,8 @@ struct ProcessSpec {
   std::chrono::milliseconds deadline{0};      // 0 = no deadline.
   std::chrono::milliseconds kill_grace{500};  // SIGTERM -> SIGKILL delay.
   std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
+  // When set, the child enters it just before exec (core/sandbox.h).
+  std::shared_ptr<const Sandbox> sandbox;
 };
 
 struct ProcessResult {
@@ -29,8 +34,9 @@ struct ProcessResult {
   int term_signal = 0;     // Signal that ended the child, 0 if it exited.
   bool timed_out = false;  // The deadline passed and the group was killed.
   double wall_seconds = 0;
-  std::string out;  // Captured stdout (head and tail when over the cap).
-  std::string err;  // Captured stderr, likewise.
+  uint32_t sandbox_layers = 0;  // SandboxLayer bits that took effect.
+  std::string out;              // Captured stdout (head and tail when over the cap).
+  std::string err;              // Captured stderr, likewise.
 
   bool Succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   // "exit 3", "signal 11 (Segmentation fault)", "timed out after 2.0 s".

@@ -1,9 +1,11 @@
 #include "pipeline/evaluator.h"
 
+#include <csignal>
 #include <ctime>
 
 #include "compile/extract.h"
 #include "core/files.h"
+#include "core/sandbox.h"
 #include "integrity/static_legal.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
@@ -56,6 +58,24 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.message = r.message;
   g.traceback = r.traceback;
   g.stderr_tail = r.stderr_tail;
+  g.sandbox = SandboxLayerNames(r.sandbox_layers);
+}
+
+// The kernel killed a candidate process for a forbidden system call
+// (core/sandbox.h): that is an attempt to leave the sandbox, a cheat.
+void SandboxViolation(Verdict& v, const std::string& when) {
+  RuleHit hit;
+  hit.rule = "sandbox.forbidden_syscall";
+  hit.severity = "cheat";
+  hit.source = "runtime";
+  hit.message = "the sandbox killed the candidate's process (SIGSYS) " + when +
+                ": it made a forbidden system call (creating a process, a network socket, ptrace or another "
+                "process's memory, signalling anvil, io_uring, namespaces or mounts)";
+  v.legal.ran = true;
+  v.legal.ok = false;
+  v.legal.hits.push_back(hit);
+  v.perf.skipped = "the sandbox stopped the candidate";
+  v.status = VerdictStatus::kCheat;
 }
 
 VerdictStatus RunFailureStatus(const RunGate& g) {
@@ -201,12 +221,14 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   build_options.deadline = options_.compile_deadline;
   ArtifactCache cache(options_.cache_dir / "artifacts");
 
-  // Gate 0: compile.
+  // Gate 0, first half: a kernelbench candidate's sources are extracted by
+  // importing it (sandboxed); a native candidate is its own source.
+  std::vector<ExtensionSpec> extensions;
   if (v.format == "kernelbench") {
     fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
     auto x = [&] {
       StageClock clock(v, "extract");
-      return ExtractExtensions(candidate, extract_from, options_.compile_deadline);
+      return ExtractExtensions(candidate, extract_from, torch.value(), options_.compile_deadline);
     }();
     if (!x.ok()) {
       v.error = "extracting the candidate's sources: " + x.message();
@@ -214,6 +236,10 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
       return;
     }
     const Extraction& ex = x.value();
+    if (ex.term_signal == SIGSYS) {
+      SandboxViolation(v, "importing the candidate");
+      return;
+    }
     if (ex.syntax_error) {
       v.compile.ran = true;
       v.compile.compiler = "python";
@@ -238,31 +264,42 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
       v.status = ex.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
       return;
     }
-    StageClock clock(v, "compile");
-    v.compile = BuildKernelbench(ex.extensions, source, backend_, torch.value(), cache, build_options);
-    if (ex.extensions.empty()) v.compile.ran = false;
-  } else {
-    StageClock clock(v, "compile");
-    v.compile = BuildNative(candidate, source, backend_, cache, build_options);
+    extensions = ex.extensions;
   }
 
-  // Gate 3's static half runs early: it needs no device and decides cheats.
+  // Gate 3's static half runs before the build: it needs only the sources
+  // and no device, and a cheat is decided without paying for a compile.
+  const auto sources =
+      v.format == "kernelbench" ? NativeSourcesOf(extensions) : NativeSources{{source.file_name, source.text}};
   Status legal = [&] {
     StageClock clock(v, "static_check");
-    return CheckStaticLegality(candidate, v.format, v.compile.native_sources, v.legal);
+    return CheckStaticLegality(candidate, v.format, sources, v.legal);
   }();
   if (!legal.ok()) {
     v.error = legal.message();
     v.status = VerdictStatus::kInfraError;
     return;
   }
-  if (v.compile.ran && !v.compile.ok) {
-    v.status = VerdictStatus::kCompileError;
-    return;
-  }
   if (!v.legal.ok) {
+    v.compile.native_sources = sources;
+    v.compile.summary = "not built: static evidence decided the verdict";
     v.status = VerdictStatus::kCheat;
     v.perf.skipped = "static evidence decided the verdict";
+    return;
+  }
+
+  // Gate 0: compile.
+  {
+    StageClock clock(v, "compile");
+    if (v.format == "kernelbench") {
+      v.compile = BuildKernelbench(extensions, source, backend_, torch.value(), cache, build_options);
+      if (extensions.empty()) v.compile.ran = false;
+    } else {
+      v.compile = BuildNative(candidate, source, backend_, cache, build_options);
+    }
+  }
+  if (v.compile.ran && !v.compile.ok) {
+    v.status = VerdictStatus::kCompileError;
     return;
   }
   if (!v.device_present) {
@@ -276,6 +313,10 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   // Gates 1 and 2: run the trials in a child, compare in this process.
   fs::path perf_inputs = RunAndCheck(task, prepared, candidate, work, v);
   if (!v.error.empty()) return;
+  if (v.run.term_signal == SIGSYS) {
+    SandboxViolation(v, "while it ran the trials");
+    return;
+  }
   if (!v.run.ok) {
     v.status = RunFailureStatus(v.run);
     return;
@@ -292,11 +333,18 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
 fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
                                 const fs::path& work, Verdict& v) {
+  auto torch = Torch();
+  if (!torch.ok()) {
+    v.error = torch.message();
+    v.status = VerdictStatus::kInfraError;
+    return prepared.dir;
+  }
   RunRequest req;
   req.candidate = candidate;
   req.format = v.format;
   req.artifacts = v.compile.artifacts;
   req.deadline = options_.run_deadline;
+  req.torch = &torch.value();
   v.run.ran = true;
   v.correct.ran = true;
   v.correct.trials = prepared.trials;
@@ -449,7 +497,14 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   PerfGate& p = v.perf;
   p.warmup = options_.warmup;
   p.iters = options_.iters;
+  auto torch = Torch();
+  if (!torch.ok()) {
+    v.error = torch.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
   RunRequest req;
+  req.torch = &torch.value();
   req.candidate = candidate;
   req.format = v.format;
   req.prepared = inputs_from;
@@ -470,6 +525,10 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   }
   if (!run.value().ok) {
     FromRun(run.value(), v.run);
+    if (v.run.term_signal == SIGSYS) {
+      SandboxViolation(v, "while it was timed");
+      return;
+    }
     v.run.stage = "perf: " + v.run.stage;
     v.status = RunFailureStatus(v.run);
     p.skipped = "the candidate failed while being timed";

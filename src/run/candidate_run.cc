@@ -4,6 +4,7 @@
 
 #include "core/files.h"
 #include "core/python.h"
+#include "integrity/candidate_sandbox.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -37,6 +38,17 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
                         std::to_string(request.warmup), "--iters", std::to_string(request.iters)});
   spec.deadline = request.deadline;
   spec.working_dir = request.out_dir.string();
+  if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
+  CandidateAccess access;
+  access.read = CandidateReadablePrepared(request.prepared);
+  access.read.push_back(request.candidate);
+  access.read.push_back(builds_file);
+  for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
+  access.scratch = request.out_dir;
+  auto sandbox = CandidateSandbox(*request.torch, access);
+  if (!sandbox.ok()) return sandbox.status();
+  spec.sandbox = sandbox.value();
+  for (auto& kv : CandidateEnvironment(request.out_dir)) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();
 
@@ -46,6 +58,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   out.exit_code = p.exit_code;
   out.term_signal = p.timed_out ? 0 : p.term_signal;
   out.seconds = p.wall_seconds;
+  out.sandbox_layers = p.sandbox_layers;
   out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);
   if (auto text = ReadFile(request.out_dir / "error.json"); text.ok()) {
     nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);

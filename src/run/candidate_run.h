@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/torch_info.h"
 #include "core/status.h"
 
 namespace anvil {
@@ -26,7 +28,8 @@ struct RunRequest {
   int warmup = 3;  // kPerf only.
   int iters = 20;  // kPerf only.
   std::chrono::milliseconds deadline{120000};
-  std::filesystem::path out_dir;  // Created; outputs land here.
+  std::filesystem::path out_dir;     // Created; outputs land here; the candidate's only writable folder.
+  const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
 };
 
 struct RunOutcome {
@@ -35,7 +38,8 @@ struct RunOutcome {
   int exit_code = 0;
   int term_signal = 0;
   double seconds = 0;
-  std::string stage;  // From error.json: import, init, forward, output, native, ...
+  uint32_t sandbox_layers = 0;  // SandboxLayer bits that took effect.
+  std::string stage;            // From error.json: import, init, forward, output, native, ...
   std::string message;
   std::string traceback;
   std::string stderr_tail;

@@ -34,6 +34,9 @@ struct RunGate {
   std::string traceback;
   std::string stderr_tail;
   int trials_completed = 0;
+  // Sandbox layers in force for the candidate's processes (core/sandbox.h);
+  // empty when ANVIL_SANDBOX=0 turned it off.
+  std::vector<std::string> sandbox;
 };
 
 struct OutputCheck {

@@ -47,7 +47,8 @@ json RunJson(const RunGate& r) {
           {"message", r.message},
           {"traceback", r.traceback},
           {"stderr_tail", r.stderr_tail},
-          {"trials_completed", r.trials_completed}};
+          {"trials_completed", r.trials_completed},
+          {"sandbox", r.sandbox}};
 }
 
 json CorrectJson(const CorrectGate& c) {

@@ -1,0 +1,232 @@
+#include "core/sandbox.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace anvil {
+namespace {
+
+// Landlock ABI 1 file rights, plus TRUNCATE from ABI 3. Rights not handled
+// here (ioctl on devices, from ABI 5) stay allowed: the GPU driver needs them.
+constexpr uint64_t kFsRead = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+constexpr uint64_t kFsWriteV1 = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                                LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                                LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                                LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                                LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+constexpr uint64_t kFsTruncate = 1ULL << 14;  // LANDLOCK_ACCESS_FS_TRUNCATE (ABI 3).
+constexpr uint64_t kFileRights =
+    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kFsTruncate;
+
+int LandlockAbi() {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+// Adds `path` with `rights` (restricted to what a file may carry when it is
+// not a folder). A path that does not exist is skipped.
+Status AddPath(int ruleset, const std::filesystem::path& path, uint64_t rights) {
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::Error("sandbox: cannot open " + path.string() + ": " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= kFileRights;
+  struct landlock_path_beneath_attr attr = {};
+  attr.allowed_access = rights;
+  attr.parent_fd = fd;
+  long r = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) return Status::Error("sandbox: landlock rule for " + path.string() + ": " + std::strerror(err));
+  return Status::Ok();
+}
+
+bool WriteAll(const char* path, const char* data, std::size_t n) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, data, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
+// Classic BPF for seccomp. x86_64 and aarch64; another architecture gets no
+// filter (reported as a missing layer).
+#if defined(__x86_64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#endif
+
+constexpr uint32_t kArg0Low = offsetof(struct seccomp_data, args[0]);
+constexpr uint32_t kRetKill = SECCOMP_RET_KILL_PROCESS;
+constexpr uint32_t kRetAllow = SECCOMP_RET_ALLOW;
+
+bool InstallSeccomp(pid_t parent, pid_t parent_group) {
+#if defined(__x86_64__) || defined(__aarch64__)
+  const uint32_t parent_pid = static_cast<uint32_t>(parent);
+  const uint32_t minus_group = static_cast<uint32_t>(-parent_group);
+  const uint32_t minus_one = static_cast<uint32_t>(-1);
+  // Each check compares the syscall number; a block that loads an argument
+  // always ends in a return, so A holds the number at every check.
+  struct sock_filter filter[] = {
+    /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
+    /* 2 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+    /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    // Threads only: clone() without CLONE_THREAD makes a process.
+    /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4),
+    /* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+    /* 6 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+    /* 7 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+    /* 8 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+    // clone3 hides its flags in memory: ENOSYS makes libc fall back to clone.
+    /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+    /* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    // Sockets: local ones (AF_UNIX, netlink) only.
+    /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6),
+    /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+    /* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 3, 0),
+    /* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 2, 0),
+    /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 1, 0),
+    /* 16 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+    /* 17 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+    // Signals: never to the parent, its group, or every process.
+    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6),
+    /* 19 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+    /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 3, 0),
+    /* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_group, 2, 0),
+    /* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_one, 1, 0),
+    /* 23 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+    /* 24 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+    /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4),
+    /* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+    /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 1, 0),
+    /* 28 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+    /* 29 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+  // Always forbidden (30..39 jump to 41).
+#if defined(__x86_64__)
+    /* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 10, 0),
+    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 9, 0),
+#else
+    /* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 10, 0),  // aarch64 has no fork/vfork.
+    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 9, 0),
+#endif
+    /* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 8, 0),
+    /* 33 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 7, 0),
+    /* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 6, 0),
+    /* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 5, 0),
+    /* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 4, 0),
+    /* 37 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_setns, 3, 0),
+    /* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mount, 2, 0),
+    /* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bpf, 1, 0),
+    /* 40 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+    /* 41 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+  };
+  struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+#else
+  (void)parent;
+  (void)parent_group;
+  return false;
+#endif
+}
+
+}  // namespace
+
+std::vector<std::string> SandboxLayerNames(uint32_t layers) {
+  std::vector<std::string> names;
+  if (layers & kSandboxLandlock) names.push_back("landlock");
+  if (layers & kSandboxSeccomp) names.push_back("seccomp");
+  if (layers & kSandboxUserNs) names.push_back("userns");
+  if (layers & kSandboxNetNs) names.push_back("netns");
+  if (layers & kSandboxRlimits) names.push_back("rlimits");
+  return names;
+}
+
+Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& policy) {
+  std::shared_ptr<Sandbox> box(new Sandbox());
+  box->policy_ = policy;
+  box->uid_ = ::getuid();
+  box->gid_ = ::getgid();
+  // Inside the namespace the user keeps its own ids, so file permissions
+  // are what they were.
+  box->uid_map_ = std::to_string(box->uid_) + " " + std::to_string(box->uid_) + " 1\n";
+  box->gid_map_ = std::to_string(box->gid_) + " " + std::to_string(box->gid_) + " 1\n";
+  if (!policy.confine_files) return std::shared_ptr<const Sandbox>(box);
+  box->landlock_abi_ = LandlockAbi();
+  if (box->landlock_abi_ <= 0) return std::shared_ptr<const Sandbox>(box);
+
+  const uint64_t write = kFsWriteV1 | (box->landlock_abi_ >= 3 ? kFsTruncate : 0);
+  struct landlock_ruleset_attr attr = {};
+  attr.handled_access_fs = kFsRead | write;
+  // Only the first field: older kernels reject a larger struct with unknown fields set.
+  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0));
+  if (fd < 0) {
+    box->landlock_abi_ = 0;
+    return std::shared_ptr<const Sandbox>(box);
+  }
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  box->ruleset_fd_ = fd;
+  for (const auto& p : policy.read_only) {
+    if (Status s = AddPath(fd, p, kFsRead); !s.ok()) return s;
+  }
+  for (const auto& p : policy.read_write) {
+    if (Status s = AddPath(fd, p, kFsRead | write); !s.ok()) return s;
+  }
+  return std::shared_ptr<const Sandbox>(box);
+}
+
+Sandbox::~Sandbox() {
+  if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+}
+
+uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
+  uint32_t layers = 0;
+  struct rlimit no_core = {0, 0};
+  bool limits = ::setrlimit(RLIMIT_CORE, &no_core) == 0;
+  if (policy_.max_file_bytes > 0) {
+    struct rlimit fsize = {policy_.max_file_bytes, policy_.max_file_bytes};
+    limits = limits && ::setrlimit(RLIMIT_FSIZE, &fsize) == 0;
+  }
+  if (policy_.max_open_files > 0) {
+    rlim_t n = static_cast<rlim_t>(policy_.max_open_files);
+    struct rlimit files = {n, n};
+    limits = limits && ::setrlimit(RLIMIT_NOFILE, &files) == 0;
+  }
+  if (limits) layers |= kSandboxRlimits;
+
+  if (policy_.isolate) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+      layers |= kSandboxUserNs | kSandboxNetNs;
+      static const char kDeny[] = "deny";
+      WriteAll("/proc/self/setgroups", kDeny, sizeof(kDeny) - 1);
+      WriteAll("/proc/self/uid_map", uid_map_.data(), uid_map_.size());
+      WriteAll("/proc/self/gid_map", gid_map_.data(), gid_map_.size());
+    } else if (::unshare(CLONE_NEWNET) == 0) {
+      layers |= kSandboxNetNs;
+    }
+  }
+
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return layers;
+  if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) layers |= kSandboxLandlock;
+  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group)) layers |= kSandboxSeccomp;
+  return layers;
+}
+
+}  // namespace anvil

@@ -1,0 +1,81 @@
+// The sandbox every candidate process runs in (DESIGN.md, trust boundaries).
+// Layers, each applied when the kernel allows it and reported either way:
+//   landlock   the file system is read-only on the listed paths, writable on
+//              the scratch paths, and closed everywhere else (the cache, the
+//              reference outputs, other jobs, the home directory);
+//   seccomp    no process creation, no IPv4/IPv6/packet sockets, no io_uring,
+//              no ptrace or cross-process memory access, no signals to the
+//              parent or to every process, no namespace or mount changes —
+//              the kernel kills the process (SIGSYS) at the attempt;
+//   userns     a user namespace of its own: no capability over any other
+//              process, even when anvil runs as root;
+//   netns      a network namespace with no interfaces;
+//   rlimits    file size, open files, no core dumps.
+// Prepare() does all the work that allocates (in the parent); EnterInChild()
+// only makes system calls, so it is safe between fork() and exec() in a
+// multithreaded parent. A prepared Sandbox is immutable and thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+struct SandboxPolicy {
+  std::vector<std::filesystem::path> read_only;   // Files or folders: read, list, execute.
+  std::vector<std::filesystem::path> read_write;  // Folders: everything inside.
+  std::uintmax_t max_file_bytes = 0;              // RLIMIT_FSIZE; 0 = unlimited.
+  int max_open_files = 4096;
+  bool confine_files = true;    // Landlock.
+  bool forbid_syscalls = true;  // seccomp.
+  bool isolate = true;          // User and network namespaces.
+};
+
+// Bits of the layers that took effect in a child.
+enum SandboxLayer : uint32_t {
+  kSandboxLandlock = 1u << 0,
+  kSandboxSeccomp = 1u << 1,
+  kSandboxUserNs = 1u << 2,
+  kSandboxNetNs = 1u << 3,
+  kSandboxRlimits = 1u << 4,
+};
+
+// "landlock, seccomp, userns, netns, rlimits" for the bits set.
+std::vector<std::string> SandboxLayerNames(uint32_t layers);
+
+class Sandbox {
+ public:
+  // Never fails for a missing kernel feature (that layer is left out); fails
+  // only when a listed path cannot be opened.
+  static Result<std::shared_ptr<const Sandbox>> Prepare(const SandboxPolicy& policy);
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  // In the child, after fork() and before exec(): applies every layer it can.
+  // Returns the layers applied; async-signal-safe.
+  uint32_t EnterInChild(pid_t parent, pid_t parent_group) const;
+
+  // Kernel support found at Prepare() time (Landlock ABI version, 0 = none).
+  int landlock_abi() const { return landlock_abi_; }
+
+ private:
+  Sandbox() = default;
+
+  SandboxPolicy policy_;
+  int ruleset_fd_ = -1;
+  int landlock_abi_ = 0;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  std::string uid_map_;
+  std::string gid_map_;
+};
+
+}  // namespace anvil

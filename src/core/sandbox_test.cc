@@ -1,0 +1,134 @@
+#include "core/sandbox.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/subprocess.h"
+#include "core/temp_dir_fixture.h"
+
+namespace anvil {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Real programs in a real sandbox: the attempts a hostile candidate makes.
+class SandboxTest : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    fs::create_directories(dir_ / "allowed");
+    fs::create_directories(dir_ / "scratch");
+    secret_ = Write("secret/expected.bin", "the reference outputs");
+    Write("allowed/input.txt", "inputs");
+  }
+
+  SandboxPolicy Policy() const {
+    SandboxPolicy p;
+    p.read_only = {"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev", dir_ / "allowed"};
+    p.read_write = {dir_ / "scratch"};
+    p.max_file_bytes = 1 << 20;
+    return p;
+  }
+
+  ProcessResult Run(std::vector<std::string> argv, const SandboxPolicy& policy) {
+    auto box = Sandbox::Prepare(policy);
+    EXPECT_TRUE(box.ok()) << box.message();
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.sandbox = box.value();
+    spec.deadline = std::chrono::seconds(20);
+    auto r = RunProcess(spec);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? r.value() : ProcessResult{};
+  }
+
+  bool HasLandlock() { return Sandbox::Prepare(Policy()).value()->landlock_abi() > 0; }
+
+  fs::path secret_;
+};
+
+TEST_F(SandboxTest, PlainProgramRunsAndLayersAreReported) {
+  ProcessResult r = Run({"/bin/cat", (dir_ / "allowed/input.txt").string()}, Policy());
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_EQ(r.out, "inputs");
+  EXPECT_TRUE(r.sandbox_layers & kSandboxSeccomp);
+  EXPECT_TRUE(r.sandbox_layers & kSandboxRlimits);
+  if (HasLandlock()) EXPECT_TRUE(r.sandbox_layers & kSandboxLandlock);
+  auto names = SandboxLayerNames(r.sandbox_layers);
+  EXPECT_NE(std::find(names.begin(), names.end(), "seccomp"), names.end());
+}
+
+TEST_F(SandboxTest, ReadingOutsideTheAllowedPathsIsDenied) {
+  if (!HasLandlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  ProcessResult r = Run({"/bin/cat", secret_.string()}, Policy());
+  EXPECT_FALSE(r.Succeeded());
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+  // The same file is readable without the sandbox.
+  ProcessSpec plain;
+  plain.argv = {"/bin/cat", secret_.string()};
+  EXPECT_EQ(RunProcess(plain).value().out, "the reference outputs");
+}
+
+TEST_F(SandboxTest, WritingOnlyInsideTheScratch) {
+  if (!HasLandlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  EXPECT_TRUE(Run({"/usr/bin/touch", (dir_ / "scratch/ok").string()}, Policy()).Succeeded());
+  EXPECT_TRUE(fs::exists(dir_ / "scratch/ok"));
+  ProcessResult r = Run({"/usr/bin/touch", (dir_ / "allowed/planted.py").string()}, Policy());
+  EXPECT_FALSE(r.Succeeded());
+  EXPECT_FALSE(fs::exists(dir_ / "allowed/planted.py"));
+}
+
+TEST_F(SandboxTest, CreatingAProcessKillsTheCandidate) {
+  // The shell must fork to run a command that is not its last.
+  ProcessResult r = Run({"/bin/sh", "-c", "/bin/true; echo after"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.out << r.err;
+  EXPECT_EQ(r.out.find("after"), std::string::npos);
+}
+
+TEST_F(SandboxTest, NetworkSocketsKillTheCandidate) {
+  ProcessResult r =
+      Run({"/usr/bin/python3", "-c", "import socket; socket.socket(socket.AF_INET); print('open')"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.out << r.err;
+  // Local sockets stay allowed.
+  r = Run({"/usr/bin/python3", "-c", "import socket; socket.socket(socket.AF_UNIX); print('unix')"}, Policy());
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+}
+
+TEST_F(SandboxTest, SignallingTheParentKillsTheCandidate) {
+  ProcessResult r = Run({"/usr/bin/python3", "-c", "import os; os.kill(os.getppid(), 0)"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
+  r = Run({"/usr/bin/python3", "-c", "import os, signal; os.kill(-1, signal.SIGTERM)"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
+  // Its own process is fine.
+  r = Run({"/usr/bin/python3", "-c", "import os; os.kill(os.getpid(), 0); print('self')"}, Policy());
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+}
+
+TEST_F(SandboxTest, ThreadsStillWork) {
+  ProcessResult r = Run({"/usr/bin/python3", "-c",
+                         "import threading; t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()"},
+                        Policy());
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_EQ(r.out, "thread\n");
+}
+
+TEST_F(SandboxTest, FileSizeIsCapped) {
+  ProcessResult r =
+      Run({"/bin/dd", "if=/dev/zero", "of=" + (dir_ / "scratch/big").string(), "bs=1M", "count=4"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGXFSZ) << r.Describe() << r.err;
+  EXPECT_LE(fs::file_size(dir_ / "scratch/big"), 1u << 20);
+}
+
+TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {
+  ProcessResult r = Run({"/bin/cat", "/proc/net/dev"}, Policy());
+  ASSERT_TRUE(r.Succeeded()) << r.err;
+  if (!(r.sandbox_layers & kSandboxNetNs)) GTEST_SKIP() << "no network namespace here";
+  EXPECT_EQ(r.out.find("eth"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace anvil

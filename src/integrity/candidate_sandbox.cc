@@ -1,0 +1,66 @@
+#include "integrity/candidate_sandbox.h"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace anvil {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Read-only system folders. /dev is not among them: /dev/shm holds other
+// jobs' scratch folders (trial data); device files are listed one by one.
+constexpr const char* kSystemFolders[] = {"/usr",   "/bin", "/sbin", "/lib",  "/lib32",
+                                          "/lib64", "/etc", "/opt",  "/proc", "/sys"};
+constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+
+bool SandboxDisabled() {
+  const char* v = std::getenv("ANVIL_SANDBOX");
+  return v != nullptr && (std::string_view(v) == "0" || std::string_view(v) == "off");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {
+  if (SandboxDisabled()) return std::shared_ptr<const Sandbox>();
+  SandboxPolicy policy;
+  for (const char* f : kSystemFolders) policy.read_only.emplace_back(f);
+  for (const auto& p : torch.python_paths) policy.read_only.emplace_back(p);
+  for (const auto& p : access.read) policy.read_only.push_back(p);
+  for (const char* f : kDeviceFiles) policy.read_write.emplace_back(f);
+  // GPU device nodes (/dev/nvidia0, nvidiactl, nvidia-uvm, nvidia-caps/, ...).
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/dev", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("nvidia") || name.starts_with("mtgpu") || name == "dri")
+      policy.read_write.push_back(entry.path());
+  }
+  policy.read_write.push_back(access.scratch);
+  policy.max_file_bytes = access.max_file_bytes;
+  return Sandbox::Prepare(policy);
+}
+
+std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared) {
+  if (prepared.empty()) return {};
+  std::vector<fs::path> paths = {prepared / "spec.json", prepared / "state_dict.pt", prepared / "params"};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(prepared, ec)) {
+    if (entry.path().filename().string().starts_with("trial_")) paths.push_back(entry.path() / "inputs");
+  }
+  return paths;
+}
+
+std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const fs::path& scratch) {
+  const std::string s = scratch.string();
+  // PYTHONSAFEPATH: the working folder (the scratch) is not an import path,
+  // so a planted torch.py cannot shadow torch.
+  return {{"PYTHONSAFEPATH", "1"},
+          {"HOME", s},
+          {"TMPDIR", s},
+          {"XDG_CACHE_HOME", s + "/.cache"},
+          {"CUDA_CACHE_PATH", s + "/.nv"},
+          {"TORCHINDUCTOR_CACHE_DIR", s + "/.inductor"},
+          {"TRITON_CACHE_DIR", s + "/.triton"}};
+}
+
+}  // namespace anvil
