@@ -17,5 +17,6 @@ inline constexpr int kExitUsage = 2;
 void RegisterEval(CLI::App& app, int& exit_code);
 void RegisterTasks(CLI::App& app, int& exit_code);
 void RegisterKernelbench(CLI::App& app, int& exit_code);
+void RegisterSandboxCheck(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   anvil::RegisterEval(app, exit_code);
   anvil::RegisterTasks(app, exit_code);
   anvil::RegisterKernelbench(app, exit_code);
+  anvil::RegisterSandboxCheck(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -211,16 +211,19 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
   }
   if (limits) layers |= kSandboxRlimits;
 
-  if (policy_.isolate) {
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
-      layers |= kSandboxUserNs | kSandboxNetNs;
+  const int net = policy_.network_namespace ? CLONE_NEWNET : 0;
+  if (policy_.user_namespace) {
+    if (::unshare(CLONE_NEWUSER | net) == 0) {
+      layers |= kSandboxUserNs | (net ? kSandboxNetNs : 0);
       static const char kDeny[] = "deny";
       WriteAll("/proc/self/setgroups", kDeny, sizeof(kDeny) - 1);
       WriteAll("/proc/self/uid_map", uid_map_.data(), uid_map_.size());
       WriteAll("/proc/self/gid_map", gid_map_.data(), gid_map_.size());
-    } else if (::unshare(CLONE_NEWNET) == 0) {
+    } else if (net && ::unshare(CLONE_NEWNET) == 0) {
       layers |= kSandboxNetNs;
     }
+  } else if (net && ::unshare(CLONE_NEWNET) == 0) {
+    layers |= kSandboxNetNs;
   }
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return layers;

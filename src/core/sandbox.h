@@ -33,9 +33,10 @@ struct SandboxPolicy {
   std::vector<std::filesystem::path> read_write;  // Folders: everything inside.
   std::uintmax_t max_file_bytes = 0;              // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;
-  bool confine_files = true;    // Landlock.
-  bool forbid_syscalls = true;  // seccomp.
-  bool isolate = true;          // User and network namespaces.
+  bool confine_files = true;      // Landlock.
+  bool forbid_syscalls = true;    // seccomp.
+  bool user_namespace = true;     // No capabilities over other processes.
+  bool network_namespace = true;  // No network interfaces.
 };
 
 // Bits of the layers that took effect in a child.

@@ -14,15 +14,9 @@ constexpr const char* kSystemFolders[] = {"/usr",   "/bin", "/sbin", "/lib",  "/
                                           "/lib64", "/etc", "/opt",  "/proc", "/sys"};
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
-bool SandboxDisabled() {
-  const char* v = std::getenv("ANVIL_SANDBOX");
-  return v != nullptr && (std::string_view(v) == "0" || std::string_view(v) == "off");
-}
-
 }  // namespace
 
-Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {
-  if (SandboxDisabled()) return std::shared_ptr<const Sandbox>();
+SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access) {
   SandboxPolicy policy;
   for (const char* f : kSystemFolders) policy.read_only.emplace_back(f);
   for (const auto& p : torch.python_paths) policy.read_only.emplace_back(p);
@@ -37,6 +31,40 @@ Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, 
   }
   policy.read_write.push_back(access.scratch);
   policy.max_file_bytes = access.max_file_bytes;
+  return policy;
+}
+
+Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& policy) {
+  if (switches == "0" || switches == "off") return false;
+  std::size_t start = 0;
+  while (start <= switches.size()) {
+    std::size_t end = switches.find(',', start);
+    if (end == std::string::npos) end = switches.size();
+    const std::string word = switches.substr(start, end - start);
+    start = end + 1;
+    if (word.empty() || word == "1" || word == "on") continue;
+    if (word == "-landlock") {
+      policy.confine_files = false;
+    } else if (word == "-seccomp") {
+      policy.forbid_syscalls = false;
+    } else if (word == "-userns") {
+      policy.user_namespace = false;
+    } else if (word == "-netns") {
+      policy.network_namespace = false;
+    } else {
+      return Status::Error("ANVIL_SANDBOX: unknown switch '" + word +
+                           "' (use 0, or a comma list of -landlock, -seccomp, -userns, -netns)");
+    }
+  }
+  return true;
+}
+
+Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {
+  SandboxPolicy policy = CandidatePolicy(torch, access);
+  const char* env = std::getenv("ANVIL_SANDBOX");
+  auto on = ApplySandboxSwitches(env != nullptr ? env : "", policy);
+  if (!on.ok()) return on.status();
+  if (!on.value()) return std::shared_ptr<const Sandbox>();
   return Sandbox::Prepare(policy);
 }
 

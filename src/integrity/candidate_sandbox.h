@@ -3,7 +3,10 @@
 // GPU device files, and exactly the files this job needs read-only; its own
 // scratch folder writable; nothing else. Reference outputs, the caches, the
 // task sources, other jobs and the home directory stay out of reach.
-// ANVIL_SANDBOX=0 turns it off (for debugging; verdicts then say so).
+// ANVIL_SANDBOX=0 turns it off; ANVIL_SANDBOX=-userns,-netns (any of
+// -landlock, -seccomp, -userns, -netns) leaves single layers out, for a
+// machine where one breaks the GPU driver (`anvil sandbox-check` finds out).
+// Verdicts list the layers that were in force.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,15 @@ struct CandidateAccess {
   std::uintmax_t max_file_bytes = kCandidateMaxFileBytes;
 };
 
-// nullptr (no error) when sandboxing is turned off.
+// The policy for `access`, before ANVIL_SANDBOX is applied.
+SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access);
+
+// Applies a switch list like ANVIL_SANDBOX's ("0", "off", "-landlock,-userns");
+// false when everything is off. Error on an unknown word.
+Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& policy);
+
+// CandidatePolicy with $ANVIL_SANDBOX applied, prepared; nullptr (no error)
+// when sandboxing is turned off.
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access);
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:

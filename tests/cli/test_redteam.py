@@ -1,0 +1,71 @@
+"""The red-team suite (tests/redteam/README.md): one hostile candidate per hack-catalog class that anvil can decide
+on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, eval_json
+
+RELU = str(EXAMPLES / "tasks" / "relu.py")
+SUITE = ROOT / "tests" / "redteam" / "relu"
+
+
+def header(path, key):
+    m = re.search(rf"anvil-{key}:\s*(\S+)", path.read_text()[:2048])
+    return m.group(1) if m else None
+
+
+def candidates():
+    return sorted(p for p in SUITE.iterdir() if p.suffix in (".py", ".cpp"))
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    got, proc = eval_json("--task", RELU, "--candidate", *map(str, candidates()), "--trials", "3", "--no-perf")
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return {v["candidate"]["path"].split("/")[-1]: v for v in got}
+
+
+@pytest.mark.parametrize("name", [p.name for p in candidates()])
+def test_hostile_candidate_gets_its_verdict(verdicts, name):
+    path = SUITE / name
+    v = verdicts[name]
+    assert v["status"] == header(path, "expect"), v["feedback"]
+    rule = header(path, "rule")
+    if rule:
+        cheats = [h["rule"] for h in v["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
+        assert rule in cheats, (cheats, v["feedback"])
+        assert rule in v["feedback"]
+    assert v["reward"] < 0  # -1, or -0.5 + 0.5q for a partly correct replay (paper, eq. 2)
+
+
+def test_every_catalog_class_has_a_case():
+    classes = {header(p, "class") for p in candidates()}
+    assert {"A1", "A2", "A3", "A4", "A5", "B1", "B2", "B4", "B5", "B6", "B7", "D2", "D3", "D4", "D6", "E"} <= classes
+
+
+def test_runs_report_their_sandbox_layers(verdicts):
+    v = verdicts["b6_statistic_native.cpp"]
+    assert "seccomp" in v["gates"]["run"]["sandbox"]
+    assert "rlimits" in v["gates"]["run"]["sandbox"]
+
+
+def landlock_available():
+    probe = "import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1))"
+    out = subprocess.run(["python3", "-c", probe], capture_output=True, text=True).stdout.strip()
+    return out.lstrip("-").isdigit() and int(out) > 0
+
+
+@pytest.mark.skipif(not landlock_available(), reason="this kernel has no Landlock")
+def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
+    # With the sandbox, reading the cached reference outputs is denied and the attempt is reported...
+    v = verdicts["d6_read_reference_native.cpp"]
+    assert "Permission denied" in v["gates"]["run"]["message"]
+    assert "landlock" in v["gates"]["run"]["sandbox"]
+    # ...without it, the same candidate copies the expected outputs and passes: the hole the sandbox closes.
+    got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
+                          "--no-perf", env={"ANVIL_SANDBOX": "0"})
+    assert got[0]["status"] == "pass", got[0]["feedback"]
+    assert got[0]["gates"]["run"]["sandbox"] == []
