@@ -1,9 +1,7 @@
 // `anvil sandbox-check`: does the candidate sandbox work on this machine?
 // Runs a small torch program on the backend's device inside the sandbox with
-// every layer, then with each layer left out, and prints which layers the
-// kernel applied and whether the device still worked. Operators run it once
-// per machine image; a layer that breaks the GPU driver is then left out with
-// ANVIL_SANDBOX=-<layer> (and every verdict records the layers in force).
+// every layer, then with layers left out in the order anvil falls back to,
+// and prints which layers the kernel applied and whether the device worked.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -15,9 +13,6 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "core/environment.h"
-#include "core/files.h"
-#include "core/python.h"
-#include "core/subprocess.h"
 #include "integrity/candidate_sandbox.h"
 
 namespace anvil {
@@ -27,21 +22,6 @@ struct SandboxCheckArgs {
   std::string backend = "cuda";
   std::string cache_dir;
 };
-
-constexpr const char* kProbe =
-    "import sys, torch\n"
-    "dev = sys.argv[1]\n"
-    "x = torch.arange(1024, dtype=torch.float32, device=dev)\n"
-    "n = torch.cuda.device_count() if dev == 'cuda' else 1\n"
-    "print(f'{dev}: {n} device(s), sum {float(x.sum()):.0f}')\n";
-
-std::string LastLine(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  const auto pos = t.rfind('\n');
-  std::string line = pos == std::string::npos ? t : t.substr(pos + 1);
-  return line.size() > 160 ? line.substr(0, 160) + "..." : line;
-}
 
 int Run(const SandboxCheckArgs& a) {
   auto backend = Backend::FromName(a.backend);
@@ -58,60 +38,30 @@ int Run(const SandboxCheckArgs& a) {
     std::fprintf(stderr, "anvil sandbox-check: %s\n", torch.message().c_str());
     return kExitFailure;
   }
-  auto scratch = MakeTempDir("anvil-sandbox-check-");
-  if (!scratch.ok()) {
-    std::fprintf(stderr, "anvil sandbox-check: %s\n", scratch.message().c_str());
-    return kExitFailure;
-  }
-  const std::vector<std::pair<std::string, std::string>> variants = {{"all layers", ""},
-                                                                     {"without landlock", "-landlock"},
-                                                                     {"without seccomp", "-seccomp"},
-                                                                     {"without userns", "-userns"},
-                                                                     {"without netns", "-netns"},
-                                                                     {"no sandbox", "0"}};
-  TextTable table({"variant", "layers in force", "result"});
-  bool all_ok = false;
-  std::vector<std::string> working;
-  for (const auto& [label, switches] : variants) {
-    CandidateAccess access;
-    access.scratch = scratch.value();
-    SandboxPolicy policy = CandidatePolicy(torch.value(), access);
-    auto on = ApplySandboxSwitches(switches, policy);
-    ProcessSpec spec = PythonWorkerSpec("candidate_worker", {});
-    spec.argv = {PythonExecutable(), "-c", kProbe, backend.value().TorchDevice()};
-    spec.deadline = std::chrono::seconds(120);
-    spec.working_dir = scratch.value().string();
-    if (on.ok() && on.value()) {
-      auto box = Sandbox::Prepare(policy);
-      if (!box.ok()) {
-        table.Add({label, "-", box.message()});
-        continue;
-      }
-      spec.sandbox = box.value();
-      for (auto& kv : CandidateEnvironment(scratch.value())) spec.env.push_back(kv);
-    }
-    auto r = RunProcess(spec);
+  const std::string device = backend.value().TorchDevice();
+  TextTable table({"layers left out", "layers in force", "result"});
+  bool full_ok = false;
+  std::string first_working;
+  for (const char* switches : kSandboxFallbacks) {
+    SandboxProbe p = ProbeSandbox(torch.value(), device, switches);
     std::string layers;
-    for (const auto& n : SandboxLayerNames(r.ok() ? r.value().sandbox_layers : 0))
-      layers += (layers.empty() ? "" : ", ") + n;
-    const bool ok = r.ok() && r.value().Succeeded();
-    std::string result = !r.ok() ? r.message()
-                         : ok    ? "ok  (" + LastLine(r.value().out) + ")"
-                                 : "FAILED  " + r.value().Describe() + ": " + LastLine(r.value().err);
-    table.Add({label, layers.empty() ? "-" : layers, result});
-    if (switches.empty()) all_ok = ok;
-    if (ok && !switches.empty() && switches != "0") working.push_back(switches);
+    for (const auto& n : SandboxLayerNames(p.layers)) layers += (layers.empty() ? "" : ", ") + n;
+    const std::string label = std::string(switches).empty()  ? "(none)"
+                              : std::string(switches) == "0" ? "all"
+                                                             : switches;
+    table.Add({label, layers.empty() ? "-" : layers, (p.ok ? "ok  " : "FAILED  ") + p.message});
+    if (std::string(switches).empty()) full_ok = p.ok;
+    if (p.ok && first_working.empty() && !std::string(switches).empty()) first_working = switches;
   }
-  (void)RemoveTree(scratch.value());
   std::printf("%s", table.Render().c_str());
-  if (all_ok) {
+  if (full_ok) {
     std::printf("\nThe full sandbox works with the %s device here.\n", a.backend.c_str());
     return kExitOk;
   }
   std::printf("\nThe %s device does not work inside the full sandbox on this machine.\n", a.backend.c_str());
-  if (!working.empty()) {
-    std::printf("It works with ANVIL_SANDBOX=%s (set it for anvil; verdicts will list the layers in force).\n",
-                working.front().c_str());
+  if (!first_working.empty()) {
+    std::printf("anvil picks ANVIL_SANDBOX=%s by itself here (or set it); verdicts list the layers in force.\n",
+                first_working.c_str());
   }
   return kExitFailure;
 }

@@ -53,7 +53,7 @@ int SyntaxLine(const std::string& message) {
 }  // namespace
 
 Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& prepared, const TorchInfo& torch,
-                                     std::chrono::seconds deadline) {
+                                     const std::string& sandbox_switches, std::chrono::seconds deadline) {
   auto tmp = MakeTempDir("anvil-extract-");
   if (!tmp.ok()) return tmp.status();
   fs::path out = tmp.value() / "extract.json";
@@ -65,7 +65,9 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   CandidateAccess access;
   access.read = CandidateReadablePrepared(prepared);
   access.read.push_back(candidate);
+  access.hidden = CandidateHiddenPrepared(prepared);
   access.scratch = tmp.value();
+  access.switches = sandbox_switches;
   auto sandbox = CandidateSandbox(torch, access);
   if (!sandbox.ok()) {
     (void)RemoveTree(tmp.value());

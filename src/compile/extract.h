@@ -42,7 +42,9 @@ struct Extraction {
 
 // Error only for anvil's own failures (cannot start Python, unreadable output).
 // Imports the candidate in a sandboxed child (integrity/candidate_sandbox.h).
+// `sandbox_switches` as in CandidateAccess::switches.
 Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& prepared,
-                                     const TorchInfo& torch, std::chrono::seconds deadline);
+                                     const TorchInfo& torch, const std::string& sandbox_switches,
+                                     std::chrono::seconds deadline);
 
 }  // namespace anvil

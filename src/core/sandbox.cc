@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -83,61 +84,80 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group) {
   const uint32_t minus_group = static_cast<uint32_t>(-parent_group);
   const uint32_t minus_one = static_cast<uint32_t>(-1);
   // Each check compares the syscall number; a block that loads an argument
-  // always ends in a return, so A holds the number at every check.
-  struct sock_filter filter[] = {
-    /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
-    /* 2 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-    /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-    // Threads only: clone() without CLONE_THREAD makes a process.
-    /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4),
-    /* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-    /* 6 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-    /* 7 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-    /* 8 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-    // clone3 hides its flags in memory: ENOSYS makes libc fall back to clone.
-    /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
-    /* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-    // Sockets: local ones (AF_UNIX, netlink) only.
-    /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6),
-    /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-    /* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 3, 0),
-    /* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 2, 0),
-    /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 1, 0),
-    /* 16 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-    /* 17 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-    // Signals: never to the parent, its group, or every process.
-    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6),
-    /* 19 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-    /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 3, 0),
-    /* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_group, 2, 0),
-    /* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_one, 1, 0),
-    /* 23 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-    /* 24 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-    /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4),
-    /* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-    /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 1, 0),
-    /* 28 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-    /* 29 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-  // Always forbidden (30..39 jump to 41).
-#if defined(__x86_64__)
-    /* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 10, 0),
-    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 9, 0),
-#else
-    /* 30 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 10, 0),  // aarch64 has no fork/vfork.
-    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 9, 0),
-#endif
-    /* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 8, 0),
-    /* 33 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 7, 0),
-    /* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 6, 0),
-    /* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 5, 0),
-    /* 36 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 4, 0),
-    /* 37 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_setns, 3, 0),
-    /* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mount, 2, 0),
-    /* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bpf, 1, 0),
-    /* 40 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-    /* 41 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+  // always ends in a return, so A holds the number at every check. The
+  // blocks below jump by fixed offsets: keep the numbering comments true.
+  const struct sock_filter head[] = {
+      /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
+      /* 2 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      // Threads only: clone() without CLONE_THREAD makes a process.
+      /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4),
+      /* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 6 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+      /* 7 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 8 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      // clone3 hides its flags in memory: ENOSYS makes libc fall back to clone.
+      /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+      /* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      // Sockets: local ones (AF_UNIX, netlink) only.
+      /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6),
+      /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 3, 0),
+      /* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 2, 0),
+      /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 1, 0),
+      /* 16 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 17 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      // Signals: never to the parent, its group, or every process.
+      /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6),
+      /* 19 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 3, 0),
+      /* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_group, 2, 0),
+      /* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_one, 1, 0),
+      /* 23 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 24 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4),
+      /* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 1, 0),
+      /* 28 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 29 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
   };
+  // Always forbidden: process creation that bypasses clone, tracing and
+  // other processes' memory, io_uring (it could open sockets without
+  // socket()), namespaces, mounts (which could undo the hidden paths), bpf.
+  static constexpr long kForbidden[] = {
+#if defined(__x86_64__)
+    SYS_fork,
+    SYS_vfork,
+#endif
+    SYS_ptrace,
+    SYS_process_vm_readv,
+    SYS_process_vm_writev,
+    SYS_io_uring_setup,
+    SYS_unshare,
+    SYS_setns,
+    SYS_mount,
+    SYS_umount2,
+    SYS_pivot_root,
+    SYS_move_mount,
+    SYS_open_tree,
+    SYS_fsopen,
+    SYS_fsmount,
+    SYS_fsconfig,
+    SYS_mount_setattr,
+    SYS_bpf,
+  };
+  constexpr std::size_t kHead = sizeof(head) / sizeof(head[0]);
+  constexpr std::size_t kCount = sizeof(kForbidden) / sizeof(kForbidden[0]);
+  struct sock_filter filter[kHead + kCount + 2];
+  for (std::size_t i = 0; i < kHead; ++i) filter[i] = head[i];
+  for (std::size_t i = 0; i < kCount; ++i) {
+    // Jump over the remaining checks and the ALLOW to the KILL.
+    const auto to_kill = static_cast<unsigned char>(kCount - i);
+    filter[kHead + i] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(kForbidden[i]), to_kill, 0);
+  }
+  filter[kHead + kCount] = BPF_STMT(BPF_RET | BPF_K, kRetAllow);
+  filter[kHead + kCount + 1] = BPF_STMT(BPF_RET | BPF_K, kRetKill);
   struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
   return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
 #else
@@ -156,6 +176,7 @@ std::vector<std::string> SandboxLayerNames(uint32_t layers) {
   if (layers & kSandboxUserNs) names.push_back("userns");
   if (layers & kSandboxNetNs) names.push_back("netns");
   if (layers & kSandboxRlimits) names.push_back("rlimits");
+  if (layers & kSandboxHidden) names.push_back("hidden");
   return names;
 }
 
@@ -168,6 +189,7 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
   // are what they were.
   box->uid_map_ = std::to_string(box->uid_) + " " + std::to_string(box->uid_) + " 1\n";
   box->gid_map_ = std::to_string(box->gid_) + " " + std::to_string(box->gid_) + " 1\n";
+  for (const auto& p : policy.hidden) box->hidden_.push_back(p.string());
   if (!policy.confine_files) return std::shared_ptr<const Sandbox>(box);
   box->landlock_abi_ = LandlockAbi();
   if (box->landlock_abi_ <= 0) return std::shared_ptr<const Sandbox>(box);
@@ -213,12 +235,22 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
 
   const int net = policy_.network_namespace ? CLONE_NEWNET : 0;
   if (policy_.user_namespace) {
-    if (::unshare(CLONE_NEWUSER | net) == 0) {
+    const int mounts = hidden_.empty() ? 0 : CLONE_NEWNS;
+    if (::unshare(CLONE_NEWUSER | net | mounts) == 0) {
       layers |= kSandboxUserNs | (net ? kSandboxNetNs : 0);
       static const char kDeny[] = "deny";
       WriteAll("/proc/self/setgroups", kDeny, sizeof(kDeny) - 1);
       WriteAll("/proc/self/uid_map", uid_map_.data(), uid_map_.size());
       WriteAll("/proc/self/gid_map", gid_map_.data(), gid_map_.size());
+      if (mounts != 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
+        bool all = true;
+        for (const auto& dir : hidden_) {
+          all = ::mount("anvil-hidden", dir.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                        "size=4k,mode=0555") == 0 &&
+                all;
+        }
+        if (all) layers |= kSandboxHidden;
+      }
     } else if (net && ::unshare(CLONE_NEWNET) == 0) {
       layers |= kSandboxNetNs;
     }

@@ -10,6 +10,9 @@
 //   userns     a user namespace of its own: no capability over any other
 //              process, even when anvil runs as root;
 //   netns      a network namespace with no interfaces;
+//   hidden     listed folders (the reference outputs) covered by empty mounts
+//              in a private mount namespace — the fallback where a GPU
+//              driver does not tolerate Landlock;
 //   rlimits    file size, open files, no core dumps.
 // Prepare() does all the work that allocates (in the parent); EnterInChild()
 // only makes system calls, so it is safe between fork() and exec() in a
@@ -31,7 +34,10 @@ namespace anvil {
 struct SandboxPolicy {
   std::vector<std::filesystem::path> read_only;   // Files or folders: read, list, execute.
   std::vector<std::filesystem::path> read_write;  // Folders: everything inside.
-  std::uintmax_t max_file_bytes = 0;              // RLIMIT_FSIZE; 0 = unlimited.
+  // Folders covered by an empty read-only tmpfs in a private mount namespace
+  // (needs the user namespace): hidden even where Landlock is unavailable.
+  std::vector<std::filesystem::path> hidden;
+  std::uintmax_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;
   bool confine_files = true;      // Landlock.
   bool forbid_syscalls = true;    // seccomp.
@@ -46,9 +52,10 @@ enum SandboxLayer : uint32_t {
   kSandboxUserNs = 1u << 2,
   kSandboxNetNs = 1u << 3,
   kSandboxRlimits = 1u << 4,
+  kSandboxHidden = 1u << 5,  // Every `hidden` folder is covered.
 };
 
-// "landlock, seccomp, userns, netns, rlimits" for the bits set.
+// "landlock, seccomp, userns, netns, rlimits, hidden" for the bits set.
 std::vector<std::string> SandboxLayerNames(uint32_t layers);
 
 class Sandbox {
@@ -77,6 +84,7 @@ class Sandbox {
   gid_t gid_ = 0;
   std::string uid_map_;
   std::string gid_map_;
+  std::vector<std::string> hidden_;  // c_str()s used in the child.
 };
 
 }  // namespace anvil

@@ -123,6 +123,21 @@ TEST_F(SandboxTest, FileSizeIsCapped) {
   EXPECT_LE(fs::file_size(dir_ / "scratch/big"), 1u << 20);
 }
 
+TEST_F(SandboxTest, HiddenFoldersAreEmptyEvenWithoutLandlock) {
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;  // As on a machine whose GPU driver rejects Landlock.
+  policy.hidden = {dir_ / "secret"};
+  ProcessResult r = Run({"/bin/cat", secret_.string()}, policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  EXPECT_TRUE(r.sandbox_layers & kSandboxHidden);
+  EXPECT_FALSE(r.Succeeded());
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("No such file"), std::string::npos) << r.err;
+  // Unmounting the cover is a forbidden system call.
+  r = Run({"/bin/umount", (dir_ / "secret").string()}, policy);
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
+}
+
 TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {
   ProcessResult r = Run({"/bin/cat", "/proc/net/dev"}, Policy());
   ASSERT_TRUE(r.Succeeded()) << r.err;

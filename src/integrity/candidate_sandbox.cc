@@ -1,12 +1,28 @@
 #include "integrity/candidate_sandbox.h"
 
+#include <sys/utsname.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include "core/environment.h"
+#include "core/files.h"
+#include "core/sha256.h"
+#include "core/subprocess.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string LastLine(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  const auto pos = t.rfind('\n');
+  std::string line = pos == std::string::npos ? t : t.substr(pos + 1);
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
 
 // Read-only system folders. /dev is not among them: /dev/shm holds other
 // jobs' scratch folders (trial data); device files are listed one by one.
@@ -30,6 +46,7 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
       policy.read_write.push_back(entry.path());
   }
   policy.read_write.push_back(access.scratch);
+  policy.hidden = access.hidden;
   policy.max_file_bytes = access.max_file_bytes;
   return policy;
 }
@@ -62,7 +79,7 @@ Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& po
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {
   SandboxPolicy policy = CandidatePolicy(torch, access);
   const char* env = std::getenv("ANVIL_SANDBOX");
-  auto on = ApplySandboxSwitches(env != nullptr ? env : "", policy);
+  auto on = ApplySandboxSwitches(env != nullptr ? env : access.switches, policy);
   if (!on.ok()) return on.status();
   if (!on.value()) return std::shared_ptr<const Sandbox>();
   return Sandbox::Prepare(policy);
@@ -76,6 +93,94 @@ std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared) {
     if (entry.path().filename().string().starts_with("trial_")) paths.push_back(entry.path() / "inputs");
   }
   return paths;
+}
+
+std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared) {
+  std::vector<fs::path> paths;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(prepared, ec)) {
+    const fs::path expected = entry.path() / "expected";
+    if (entry.path().filename().string().starts_with("trial_") && fs::is_directory(expected, ec)) {
+      paths.push_back(expected);
+    }
+  }
+  return paths;
+}
+
+SandboxProbe ProbeSandbox(const TorchInfo& torch, const std::string& device, const std::string& switches) {
+  static constexpr const char* kProbe =
+      "import sys, torch\n"
+      "dev = sys.argv[1]\n"
+      "x = torch.arange(1024, dtype=torch.float32, device=dev)\n"
+      "n = torch.cuda.device_count() if dev == 'cuda' else 1\n"
+      "print(f'{dev}: {n} device(s), sum {float(x.sum()):.0f}')\n";
+  SandboxProbe probe;
+  auto scratch = MakeTempDir("anvil-sandbox-probe-");
+  if (!scratch.ok()) {
+    probe.message = scratch.message();
+    return probe;
+  }
+  CandidateAccess access;
+  access.scratch = scratch.value();
+  SandboxPolicy policy = CandidatePolicy(torch, access);
+  auto on = ApplySandboxSwitches(switches, policy);
+  ProcessSpec spec;
+  spec.argv = {PythonExecutable(), "-c", kProbe, device};
+  spec.env = {{"PYTHONPATH", PythonPackageDir().string()}};
+  spec.deadline = std::chrono::seconds(120);
+  spec.working_dir = scratch.value().string();
+  if (!on.ok()) {
+    probe.message = on.message();
+  } else {
+    if (on.value()) {
+      auto box = Sandbox::Prepare(policy);
+      if (box.ok()) spec.sandbox = box.value();
+      for (auto& kv : CandidateEnvironment(scratch.value())) spec.env.push_back(kv);
+    }
+    auto r = RunProcess(spec);
+    if (!r.ok()) {
+      probe.message = r.message();
+    } else {
+      probe.ok = r.value().Succeeded();
+      probe.layers = r.value().sandbox_layers;
+      probe.message = probe.ok ? LastLine(r.value().out) : r.value().Describe() + ": " + LastLine(r.value().err);
+    }
+  }
+  (void)RemoveTree(scratch.value());
+  return probe;
+}
+
+std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device, const std::string& device_model,
+                               const fs::path& cache_dir) {
+  if (const char* env = std::getenv("ANVIL_SANDBOX"); env != nullptr) return env;
+  struct utsname u;
+  std::string kernel = ::uname(&u) == 0 ? std::string(u.release) : "";
+  std::string driver;
+  if (auto v = ReadFile("/proc/driver/nvidia/version"); v.ok()) driver = v.value();
+  const fs::path file =
+      cache_dir / "sandbox" /
+      (device + "-" +
+       Sha256Hex(device_model + "|" + kernel + "|" + driver + "|" + torch.torch_version + "|v1").substr(0, 16) +
+       ".txt");
+  if (auto cached = ReadFile(file); cached.ok()) return cached.value();
+  std::string chosen = "0";
+  for (const char* switches : kSandboxFallbacks) {
+    SandboxProbe p = ProbeSandbox(torch, device, switches);
+    if (p.ok) {
+      chosen = switches;
+      break;
+    }
+  }
+  if (!chosen.empty()) {
+    std::fprintf(stderr,
+                 "anvil: the %s device does not work inside the full candidate sandbox on this machine; "
+                 "using ANVIL_SANDBOX=%s (verdicts list the layers in force; `anvil sandbox-check` shows why)\n",
+                 device.c_str(), chosen.c_str());
+  }
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  (void)WriteFileAtomic(file, chosen);
+  return chosen;
 }
 
 std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const fs::path& scratch) {

@@ -27,8 +27,12 @@ namespace anvil {
 inline constexpr std::uintmax_t kCandidateMaxFileBytes = std::uintmax_t{16} << 30;
 
 struct CandidateAccess {
-  std::vector<std::filesystem::path> read;  // Candidate file, built artifacts, input folders.
-  std::filesystem::path scratch;            // Read-write; also HOME and TMPDIR.
+  std::vector<std::filesystem::path> read;    // Candidate file, built artifacts, input folders.
+  std::vector<std::filesystem::path> hidden;  // Covered even without Landlock (reference outputs).
+  std::filesystem::path scratch;              // Read-write; also HOME and TMPDIR.
+  // Layers to leave out ("-landlock,..."), as found by ProbeSandbox; an
+  // ANVIL_SANDBOX setting wins over it.
+  std::string switches;
   std::uintmax_t max_file_bytes = kCandidateMaxFileBytes;
 };
 
@@ -39,13 +43,35 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
 // false when everything is off. Error on an unknown word.
 Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& policy);
 
-// CandidatePolicy with $ANVIL_SANDBOX applied, prepared; nullptr (no error)
-// when sandboxing is turned off.
+// CandidatePolicy with $ANVIL_SANDBOX (else access.switches) applied,
+// prepared; nullptr (no error) when sandboxing is turned off.
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access);
+
+// Runs a small torch program on `device` ("cpu", "cuda") inside the sandbox
+// with `switches` applied.
+struct SandboxProbe {
+  bool ok = false;
+  uint32_t layers = 0;
+  std::string message;  // Its output's last line, or why it failed.
+};
+SandboxProbe ProbeSandbox(const TorchInfo& torch, const std::string& device, const std::string& switches);
+
+// The switches to use on this machine: "" when the full sandbox works with
+// the device, else the first of "-landlock", "-landlock,-userns", ... that
+// does ("0" if none). Probed once per (device model, kernel, driver) and
+// cached under cache_dir/sandbox/. $ANVIL_SANDBOX, when set, is returned as is.
+std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device, const std::string& device_model,
+                               const std::filesystem::path& cache_dir);
+
+// The tried order (shared with `anvil sandbox-check`).
+inline const char* const kSandboxFallbacks[] = {
+    "", "-landlock", "-landlock,-userns", "-landlock,-userns,-netns", "-seccomp", "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
 // spec.json, state_dict.pt, params/ and every trial's inputs/ — never expected/.
 std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
+// Every trial's expected/ folder: hidden from the candidate.
+std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared);
 
 // Environment for a sandboxed candidate: HOME, TMPDIR and tool caches in the scratch.
 std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const std::filesystem::path& scratch);

@@ -6,6 +6,7 @@
 #include "compile/extract.h"
 #include "core/files.h"
 #include "core/sandbox.h"
+#include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
@@ -119,6 +120,16 @@ Result<TorchInfo> Evaluator::Torch() {
   return *torch_;
 }
 
+std::string Evaluator::SandboxSwitches(const TorchInfo& torch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sandbox_switches_) {
+    // Without a device only extraction (CPU) runs candidate code.
+    const std::string device = backend_.HasDevice() ? backend_.TorchDevice() : "cpu";
+    sandbox_switches_ = SandboxSwitchesFor(torch, device, backend_.DeviceModel(), options_.cache_dir);
+  }
+  return *sandbox_switches_;
+}
+
 std::string Evaluator::torch_version() {
   std::lock_guard<std::mutex> lock(mu_);
   return torch_ ? torch_->torch_version : "";
@@ -228,7 +239,8 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
     auto x = [&] {
       StageClock clock(v, "extract");
-      return ExtractExtensions(candidate, extract_from, torch.value(), options_.compile_deadline);
+      return ExtractExtensions(candidate, extract_from, torch.value(), SandboxSwitches(torch.value()),
+                               options_.compile_deadline);
     }();
     if (!x.ok()) {
       v.error = "extracting the candidate's sources: " + x.message();
@@ -345,6 +357,7 @@ fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, 
   req.artifacts = v.compile.artifacts;
   req.deadline = options_.run_deadline;
   req.torch = &torch.value();
+  req.sandbox_switches = SandboxSwitches(torch.value());
   v.run.ran = true;
   v.correct.ran = true;
   v.correct.trials = prepared.trials;
@@ -505,6 +518,7 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   }
   RunRequest req;
   req.torch = &torch.value();
+  req.sandbox_switches = SandboxSwitches(torch.value());
   req.candidate = candidate;
   req.format = v.format;
   req.prepared = inputs_from;

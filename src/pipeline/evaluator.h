@@ -62,6 +62,9 @@ class Evaluator {
 
  private:
   Result<TorchInfo> Torch();
+  // Sandbox layers to leave out on this machine (probed once; see
+  // integrity/candidate_sandbox.h).
+  std::string SandboxSwitches(const TorchInfo& torch);
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
              const std::filesystem::path& work, Verdict& v);
   // Runs the trials (gate 1) and compares them (gate 2). Returns the prepared
@@ -79,6 +82,7 @@ class Evaluator {
   EvalOptions options_;
   std::mutex mu_;
   std::optional<TorchInfo> torch_;
+  std::optional<std::string> sandbox_switches_;
   std::map<std::string, PreparedTask> prepared_;  // By task sha256.
 };
 

@@ -45,6 +45,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
   access.scratch = request.out_dir;
+  access.hidden = CandidateHiddenPrepared(request.prepared);
+  access.switches = request.sandbox_switches;
   auto sandbox = CandidateSandbox(*request.torch, access);
   if (!sandbox.ok()) return sandbox.status();
   spec.sandbox = sandbox.value();

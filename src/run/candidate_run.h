@@ -30,6 +30,7 @@ struct RunRequest {
   std::chrono::milliseconds deadline{120000};
   std::filesystem::path out_dir;     // Created; outputs land here; the candidate's only writable folder.
   const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
+  std::string sandbox_switches;      // As in CandidateAccess::switches.
 };
 
 struct RunOutcome {

@@ -1,6 +1,7 @@
 """Hostile candidates: hangs end as timeouts on time and leave nothing behind; crashes do not stop the run."""
 
 import os
+import shutil
 import time
 
 import pytest
@@ -26,10 +27,12 @@ def processes_mentioning(text):
     return found
 
 
-def test_hanging_candidates_time_out_within_deadline_and_leave_no_process():
+def test_hanging_candidates_time_out_within_deadline_and_leave_no_process(tmp_path):
     deadline = 6.0
     for name in ("timeout_native.cpp", "timeout_kb.py"):
-        cand = str(CANDS / name)
+        # A private copy, so processes of other tests evaluating the same example (ctest -j) do not count.
+        cand = str(tmp_path / name)
+        shutil.copy(CANDS / name, cand)
         verdicts, proc = eval_json("--task", RELU, "--candidate", cand, "--timeout", str(deadline), "--no-perf")
         assert proc.returncode == 0, proc.stderr
         v = verdicts[0]

@@ -88,9 +88,12 @@ def test_cuda_backend_without_gpu_runs_compile_and_static_checks():
     assert "no cuda device" in proc.stderr
     cheat, ok = verdicts
     assert cheat["status"] == "cheat"
-    assert cheat["gates"]["compile"]["compiler"].endswith("nvcc")
+    # The static check decides a cheat before anything is built.
+    assert cheat["gates"]["compile"]["ran"] is False
+    assert "not built" in cheat["gates"]["compile"]["summary"]
     assert ok["status"] == "infra_error"
     assert ok["gates"]["compile"]["ok"] is True
+    assert ok["gates"]["compile"]["compiler"].endswith("nvcc")
     assert "no cuda device is present" in ok["error"]
     assert ok["backend"] == {"name": "cuda", "device_present": False}
     verdicts, _ = eval_json("--backend", "cuda", "--task", RELU, "--candidate",
