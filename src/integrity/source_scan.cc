@@ -459,6 +459,11 @@ class Scanner {
 
 }  // namespace
 
+bool IsAtenComputeName(std::string_view name) {
+  const Vocabulary& v = Vocab();
+  return v.strong_compute.count(name) > 0 || v.generic_methods.count(name) > 0;
+}
+
 std::vector<RuleHit> ScanNativeSource(std::string_view text, std::string_view source_name) {
   return Scanner(text, source_name).Run();
 }

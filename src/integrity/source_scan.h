@@ -19,4 +19,8 @@ namespace anvil {
 // evidence), cpp.l2_persist (cheat), cpp.stream_create (evidence), cpp.token_paste (evidence).
 std::vector<RuleHit> ScanNativeSource(std::string_view text, std::string_view source_name);
 
+// The scan's vocabulary, for other evidence (symbol tables): whether an ATen
+// op name computes (matmul, relu, add, ...) rather than allocates or views.
+bool IsAtenComputeName(std::string_view name);
+
 }  // namespace anvil

@@ -8,6 +8,7 @@
 #include "core/sandbox.h"
 #include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
+#include "integrity/symbol_scan.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
@@ -312,6 +313,34 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   }
   if (v.compile.ran && !v.compile.ok) {
     v.status = VerdictStatus::kCompileError;
+    return;
+  }
+
+  // Gate 3, the built objects: what token pasting and macros hid from the
+  // source scan shows up as the symbols the library needs.
+  {
+    StageClock clock(v, "static_check");
+    const bool libc_level = backend_.kind() == BackendKind::kCpu || v.format == "kernelbench";
+    for (const auto& [name, path] : v.compile.artifacts) {
+      auto symbols = UndefinedSymbols(path);
+      if (!symbols.ok()) {
+        RuleHit unscanned;
+        unscanned.rule = "so.unscanned";
+        unscanned.severity = "evidence";
+        unscanned.message = symbols.message();
+        unscanned.source = name;
+        v.legal.hits.push_back(unscanned);
+        continue;
+      }
+      for (auto& hit : ScanSymbols(symbols.value(), fs::path(path).filename().string(), libc_level)) {
+        if (hit.severity == "cheat") v.legal.ok = false;
+        v.legal.hits.push_back(std::move(hit));
+      }
+    }
+  }
+  if (!v.legal.ok) {
+    v.status = VerdictStatus::kCheat;
+    v.perf.skipped = "the built library's symbols decided the verdict";
     return;
   }
   if (!v.device_present) {

@@ -1,0 +1,31 @@
+// Evidence from a built shared object: the symbols it needs from elsewhere
+// (`nm -D --undefined-only`), demangled. What the preprocessor hid from the
+// source scan (token pasting, macros) shows up here as the library call it
+// became: cublasSgemm_v2, at::_ops::matmul::call, pthread_create. Pure
+// functions plus one that runs nm; thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "integrity/rule_hit.h"
+
+namespace anvil {
+
+// Rules: so.vendor_library (cheat: cuBLAS, cuDNN, cuSPARSE, cuFFT, cuRAND,
+// cuSOLVER, cuTENSOR, NCCL, BLAS, MKL, oneDNN), so.aten_compute (cheat for a
+// compute op such as matmul or relu; other ATen ops are evidence). With
+// `libc_level` (artifacts that link the C runtime dynamically: CPU builds and
+// kernelbench extensions, not nvcc's statically linked cudart): so.thread,
+// so.process, so.native_tamper (cheat) and so.stream_create (evidence).
+std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std::string_view artifact_name,
+                                 bool libc_level);
+
+// The demangled undefined dynamic symbols of `shared_object` (version suffixes
+// removed). Error when nm cannot run or fails.
+Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& shared_object);
+
+}  // namespace anvil
