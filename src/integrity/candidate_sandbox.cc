@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "core/environment.h"
@@ -163,24 +164,28 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
        Sha256Hex(device_model + "|" + kernel + "|" + driver + "|" + torch.torch_version + "|v1").substr(0, 16) +
        ".txt");
   if (auto cached = ReadFile(file); cached.ok()) return cached.value();
-  std::string chosen = "0";
+  std::optional<std::string> chosen;
   for (const char* switches : kSandboxFallbacks) {
-    SandboxProbe p = ProbeSandbox(torch, device, switches);
-    if (p.ok) {
+    if (ProbeSandbox(torch, device, switches).ok) {
       chosen = switches;
       break;
     }
   }
-  if (!chosen.empty()) {
+  if (!chosen) {
+    // Not even without a sandbox: the device or torch is broken, not the
+    // sandbox. Keep every layer and cache nothing; the evaluation reports it.
+    return "";
+  }
+  if (!chosen->empty()) {
     std::fprintf(stderr,
                  "anvil: the %s device does not work inside the full candidate sandbox on this machine; "
                  "using ANVIL_SANDBOX=%s (verdicts list the layers in force; `anvil sandbox-check` shows why)\n",
-                 device.c_str(), chosen.c_str());
+                 device.c_str(), chosen->c_str());
   }
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  (void)WriteFileAtomic(file, chosen);
-  return chosen;
+  (void)WriteFileAtomic(file, *chosen);
+  return *chosen;
 }
 
 std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const fs::path& scratch) {

@@ -58,8 +58,10 @@ SandboxProbe ProbeSandbox(const TorchInfo& torch, const std::string& device, con
 
 // The switches to use on this machine: "" when the full sandbox works with
 // the device, else the first of "-landlock", "-landlock,-userns", ... that
-// does ("0" if none). Probed once per (device model, kernel, driver) and
-// cached under cache_dir/sandbox/. $ANVIL_SANDBOX, when set, is returned as is.
+// does ("0" if only that does). Probed once per (device model, kernel,
+// driver, torch) and cached under cache_dir/sandbox/; when the device fails
+// even without a sandbox, "" is returned and nothing cached (a broken device
+// must not turn the sandbox off for good). $ANVIL_SANDBOX, when set, wins.
 std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device, const std::string& device_model,
                                const std::filesystem::path& cache_dir);
 

@@ -99,3 +99,12 @@ def test_cuda_backend_without_gpu_runs_compile_and_static_checks():
     verdicts, _ = eval_json("--backend", "cuda", "--task", RELU, "--candidate",
                             str(cands / "relu" / "compile_error_native.cpp"), env=env)
     assert verdicts[0]["status"] == "compile_error"
+
+
+def test_sandbox_check_reports_layers_and_works_on_the_cpu():
+    proc = run_anvil("sandbox-check", "--backend", "cpu", "--cache-dir", cache_dir())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "The full sandbox works with the cpu device here." in proc.stdout
+    assert "seccomp" in proc.stdout and "(none)" in proc.stdout
+    bad = run_anvil("sandbox-check", "--backend", "tpu")
+    assert bad.returncode == 2 and "tpu" in bad.stderr
