@@ -1,5 +1,6 @@
 #include "pipeline/evaluator.h"
 
+#include <algorithm>
 #include <csignal>
 #include <ctime>
 
@@ -553,6 +554,10 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   req.prepared = inputs_from;
   req.artifacts = v.compile.artifacts;
   req.phase = RunPhase::kPerf;
+  // Cached trials rotate through the timed calls and are checked again;
+  // streamed ones (GBs per set) are timed on one set only.
+  // (Only sets that some call used: warmup + iters may be fewer than trials.)
+  req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
   req.warmup = options_.warmup;
   req.iters = options_.iters;
   req.deadline = options_.run_deadline;
@@ -578,6 +583,29 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
     return;
   }
   v.run.seconds += run.value().seconds;
+  // Outputs of timed calls must still be right: a kernel that replays,
+  // batches or detects the timing phase is caught here (catalog B2, B3, C4).
+  for (int k = 0; k < req.recheck_sets; ++k) {
+    StageClock clock(v, "compare");
+    const std::string trial = "trial_" + std::to_string(k);
+    TrialCheck t =
+        CompareTrial(task, inputs_from / trial / "expected", req.out_dir / ("recheck_" + std::to_string(k)), k, v);
+    if (t.ok) continue;
+    RuleHit hit;
+    hit.rule = "perf.recheck";
+    hit.severity = "cheat";
+    hit.source = "runtime";
+    hit.message = "while being timed, the output for input set " + std::to_string(k) +
+                  " no longer matched the reference (" + t.problem +
+                  ") although every correctness trial did: the kernel replays, batches or detects the timing "
+                  "phase (or is nondeterministic)";
+    v.legal.ran = true;
+    v.legal.ok = false;
+    v.legal.hits.push_back(hit);
+    p.skipped = "outputs of timed calls were wrong";
+    v.status = VerdictStatus::kCheat;
+    return;
+  }
   p.ran = true;
   p.candidate = ComputeStats(run.value().times_ms);
   BaselineOptions bo;

@@ -30,12 +30,27 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (Status s = WriteFileAtomic(builds_file, builds.dump()); !s.ok()) return s;
 
   const bool perf = request.phase == RunPhase::kPerf;
-  ProcessSpec spec =
-      PythonWorkerSpec("candidate_worker",
-                       {"run", "--candidate", request.candidate.string(), "--format", request.format, "--prepared",
-                        request.prepared.string(), "--device", backend.TorchDevice(), "--out", request.out_dir.string(),
-                        "--builds", builds_file.string(), "--phase", perf ? "perf" : "trials", "--warmup",
-                        std::to_string(request.warmup), "--iters", std::to_string(request.iters)});
+  ProcessSpec spec = PythonWorkerSpec("candidate_worker", {"run",
+                                                           "--candidate",
+                                                           request.candidate.string(),
+                                                           "--format",
+                                                           request.format,
+                                                           "--prepared",
+                                                           request.prepared.string(),
+                                                           "--device",
+                                                           backend.TorchDevice(),
+                                                           "--out",
+                                                           request.out_dir.string(),
+                                                           "--builds",
+                                                           builds_file.string(),
+                                                           "--phase",
+                                                           perf ? "perf" : "trials",
+                                                           "--warmup",
+                                                           std::to_string(request.warmup),
+                                                           "--iters",
+                                                           std::to_string(request.iters),
+                                                           "--recheck-sets",
+                                                           std::to_string(request.recheck_sets)});
   spec.deadline = request.deadline;
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");

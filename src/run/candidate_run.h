@@ -27,6 +27,9 @@ struct RunRequest {
   RunPhase phase = RunPhase::kTrials;
   int warmup = 3;  // kPerf only.
   int iters = 20;  // kPerf only.
+  // kPerf: rotate the timed calls through this many trial input sets and
+  // write each set's last output to out_dir/recheck_K (0: one set, no outputs).
+  int recheck_sets = 0;
   std::chrono::milliseconds deadline{120000};
   std::filesystem::path out_dir;     // Created; outputs land here; the candidate's only writable folder.
   const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.

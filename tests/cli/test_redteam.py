@@ -15,15 +15,24 @@ def header(path, key):
     return m.group(1) if m else None
 
 
+# Caught only while being timed: evaluated with the perf gate on.
+TIMED = {"c4_phase_detect_native.cpp"}
+
+
 def candidates():
     return sorted(p for p in SUITE.iterdir() if p.suffix in (".py", ".cpp"))
 
 
 @pytest.fixture(scope="module")
 def verdicts():
-    got, proc = eval_json("--task", RELU, "--candidate", *map(str, candidates()), "--trials", "3", "--no-perf")
+    untimed = [str(p) for p in candidates() if p.name not in TIMED]
+    got, proc = eval_json("--task", RELU, "--candidate", *untimed, "--trials", "3", "--no-perf")
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    return {v["candidate"]["path"].split("/")[-1]: v for v in got}
+    timed = [str(SUITE / n) for n in sorted(TIMED)]
+    got_timed, proc = eval_json("--task", RELU, "--candidate", *timed, "--trials", "3", "--baselines", "none",
+                                "--warmup", "2", "--iters", "5")
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return {v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}
 
 
 @pytest.mark.parametrize("name", [p.name for p in candidates()])
@@ -41,7 +50,8 @@ def test_hostile_candidate_gets_its_verdict(verdicts, name):
 
 def test_every_catalog_class_has_a_case():
     classes = {header(p, "class") for p in candidates()}
-    assert {"A1", "A2", "A3", "A4", "A5", "B1", "B2", "B4", "B5", "B6", "B7", "D2", "D3", "D4", "D6", "E"} <= classes
+    assert {"A1", "A2", "A3", "A4", "A5", "B1", "B2", "B4", "B5", "B6", "B7", "C4", "D2", "D3", "D4", "D6",
+            "E"} <= classes
 
 
 def test_runs_report_their_sandbox_layers(verdicts):
