@@ -188,6 +188,17 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
   return *chosen;
 }
 
+RuleHit SandboxViolationHit(const std::string& when) {
+  RuleHit hit;
+  hit.rule = "sandbox.forbidden_syscall";
+  hit.severity = "cheat";
+  hit.source = "runtime";
+  hit.message = "the sandbox killed the candidate's process (SIGSYS) " + when +
+                ": it made a forbidden system call (creating a process, a network socket, ptrace or another "
+                "process's memory, signalling anvil, io_uring, namespaces or mounts)";
+  return hit;
+}
+
 std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const fs::path& scratch) {
   const std::string s = scratch.string();
   // PYTHONSAFEPATH: the working folder (the scratch) is not an import path,

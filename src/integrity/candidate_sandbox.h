@@ -19,6 +19,7 @@
 #include "backend/torch_info.h"
 #include "core/sandbox.h"
 #include "core/status.h"
+#include "integrity/rule_hit.h"
 
 namespace anvil {
 
@@ -74,6 +75,10 @@ inline const char* const kSandboxFallbacks[] = {
 std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
 // Every trial's expected/ folder: hidden from the candidate.
 std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared);
+
+// The rule hit for a candidate process the sandbox killed (SIGSYS) `when`
+// ("while it ran the trials"): rule sandbox.forbidden_syscall, a cheat.
+RuleHit SandboxViolationHit(const std::string& when);
 
 // Environment for a sandboxed candidate: HOME, TMPDIR and tool caches in the scratch.
 std::vector<std::pair<std::string, std::string>> CandidateEnvironment(const std::filesystem::path& scratch);

@@ -137,4 +137,19 @@ Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& s
   return symbols;
 }
 
+std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& artifacts, bool libc_level) {
+  std::vector<RuleHit> hits;
+  for (const auto& [name, path] : artifacts) {
+    auto symbols = UndefinedSymbols(path);
+    if (!symbols.ok()) {
+      hits.push_back(Hit("so.unscanned", "evidence", symbols.message(), "", name));
+      continue;
+    }
+    for (auto& hit : ScanSymbols(symbols.value(), std::filesystem::path(path).filename().string(), libc_level)) {
+      hits.push_back(std::move(hit));
+    }
+  }
+  return hits;
+}
+
 }  // namespace anvil

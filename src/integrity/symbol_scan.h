@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,9 @@ std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std:
 // The demangled undefined dynamic symbols of `shared_object` (version suffixes
 // removed). Error when nm cannot run or fails.
 Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& shared_object);
+
+// ScanSymbols over every artifact (name -> path, as in CompileResult); an
+// artifact nm cannot read gives an evidence hit so.unscanned.
+std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& artifacts, bool libc_level);
 
 }  // namespace anvil

@@ -10,6 +10,7 @@
 #include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
 #include "integrity/symbol_scan.h"
+#include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
@@ -31,22 +32,6 @@ std::string NowIso() {
   return buf;
 }
 
-// Adds the wall time from construction to destruction to v.stage_seconds[name].
-class StageClock {
- public:
-  StageClock(Verdict& v, const char* name) : v_(v), name_(name), start_(std::chrono::steady_clock::now()) {}
-  ~StageClock() {
-    v_.stage_seconds[name_] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  StageClock(const StageClock&) = delete;
-  StageClock& operator=(const StageClock&) = delete;
-
- private:
-  Verdict& v_;
-  const char* name_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -64,19 +49,12 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.sandbox = SandboxLayerNames(r.sandbox_layers);
 }
 
-// The kernel killed a candidate process for a forbidden system call
-// (core/sandbox.h): that is an attempt to leave the sandbox, a cheat.
+// The kernel killed a candidate process for a forbidden system call: an
+// attempt to leave the sandbox, a cheat.
 void SandboxViolation(Verdict& v, const std::string& when) {
-  RuleHit hit;
-  hit.rule = "sandbox.forbidden_syscall";
-  hit.severity = "cheat";
-  hit.source = "runtime";
-  hit.message = "the sandbox killed the candidate's process (SIGSYS) " + when +
-                ": it made a forbidden system call (creating a process, a network socket, ptrace or another "
-                "process's memory, signalling anvil, io_uring, namespaces or mounts)";
   v.legal.ran = true;
   v.legal.ok = false;
-  v.legal.hits.push_back(hit);
+  v.legal.hits.push_back(SandboxViolationHit(when));
   v.perf.skipped = "the sandbox stopped the candidate";
   v.status = VerdictStatus::kCheat;
 }
@@ -322,21 +300,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   {
     StageClock clock(v, "static_check");
     const bool libc_level = backend_.kind() == BackendKind::kCpu || v.format == "kernelbench";
-    for (const auto& [name, path] : v.compile.artifacts) {
-      auto symbols = UndefinedSymbols(path);
-      if (!symbols.ok()) {
-        RuleHit unscanned;
-        unscanned.rule = "so.unscanned";
-        unscanned.severity = "evidence";
-        unscanned.message = symbols.message();
-        unscanned.source = name;
-        v.legal.hits.push_back(unscanned);
-        continue;
-      }
-      for (auto& hit : ScanSymbols(symbols.value(), fs::path(path).filename().string(), libc_level)) {
-        if (hit.severity == "cheat") v.legal.ok = false;
-        v.legal.hits.push_back(std::move(hit));
-      }
+    for (auto& hit : ScanArtifacts(v.compile.artifacts, libc_level)) {
+      if (hit.severity == "cheat") v.legal.ok = false;
+      v.legal.hits.push_back(std::move(hit));
     }
   }
   if (!v.legal.ok) {

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-# Static evidence decides these candidates before anything is built: the kernel can stay a stub.
+# Static evidence decides these candidates before anything is built, so the kernel can be trivial.
 _ext = load_inline(name="anvil_redteam_relu", functions=["relu_forward"],
                    cpp_sources="torch::Tensor relu_forward(torch::Tensor x) { return x; }")
 
