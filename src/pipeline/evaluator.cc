@@ -49,14 +49,20 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.sandbox = SandboxLayerNames(r.sandbox_layers);
 }
 
-// The kernel killed a candidate process for a forbidden system call: an
-// attempt to leave the sandbox, a cheat.
-void SandboxViolation(Verdict& v, const std::string& when) {
+// Runtime evidence that decides the verdict: the hit is recorded and the
+// candidate is a cheat; `skipped` says why no timing follows.
+void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.legal.ran = true;
   v.legal.ok = false;
-  v.legal.hits.push_back(SandboxViolationHit(when));
-  v.perf.skipped = "the sandbox stopped the candidate";
+  v.legal.hits.push_back(std::move(hit));
+  v.perf.skipped = skipped;
   v.status = VerdictStatus::kCheat;
+}
+
+// The kernel killed a candidate process for a forbidden system call: an
+// attempt to leave the sandbox.
+void SandboxViolation(Verdict& v, const std::string& when) {
+  RuntimeCheat(v, SandboxViolationHit(when), "the sandbox stopped the candidate");
 }
 
 VerdictStatus RunFailureStatus(const RunGate& g) {
@@ -319,7 +325,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   }
 
   // Gates 1 and 2: run the trials in a child, compare in this process.
-  fs::path perf_inputs = RunAndCheck(task, prepared, candidate, work, v);
+  fs::path perf_inputs = RunAndCheck(task, prepared, torch.value(), candidate, work, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
     SandboxViolation(v, "while it ran the trials");
@@ -336,24 +342,23 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
   // Gate 4: perf.
   v.status = VerdictStatus::kPass;
-  if (options_.perf) MeasurePerf(task, prepared, perf_inputs, candidate, work, v);
+  if (options_.perf) MeasurePerf(task, prepared, torch.value(), perf_inputs, candidate, work, v);
 }
 
-fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const fs::path& candidate,
-                                const fs::path& work, Verdict& v) {
-  auto torch = Torch();
-  if (!torch.ok()) {
-    v.error = torch.message();
-    v.status = VerdictStatus::kInfraError;
-    return prepared.dir;
-  }
+RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, const TorchInfo& torch) {
   RunRequest req;
   req.candidate = candidate;
   req.format = v.format;
   req.artifacts = v.compile.artifacts;
   req.deadline = options_.run_deadline;
-  req.torch = &torch.value();
-  req.sandbox_switches = SandboxSwitches(torch.value());
+  req.torch = &torch;
+  req.sandbox_switches = SandboxSwitches(torch);
+  return req;
+}
+
+fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
+                                const fs::path& candidate, const fs::path& work, Verdict& v) {
+  RunRequest req = BaseRequest(candidate, v, torch);
   v.run.ran = true;
   v.correct.ran = true;
   v.correct.trials = prepared.trials;
@@ -501,24 +506,13 @@ void Evaluator::FinishCorrectness(Verdict& v) {
   if (!v.error.empty() && v.status != VerdictStatus::kInfraError) v.status = VerdictStatus::kInfraError;
 }
 
-void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const fs::path& inputs_from,
-                            const fs::path& candidate, const fs::path& work, Verdict& v) {
+void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
+                            const fs::path& inputs_from, const fs::path& candidate, const fs::path& work, Verdict& v) {
   PerfGate& p = v.perf;
   p.warmup = options_.warmup;
   p.iters = options_.iters;
-  auto torch = Torch();
-  if (!torch.ok()) {
-    v.error = torch.message();
-    v.status = VerdictStatus::kInfraError;
-    return;
-  }
-  RunRequest req;
-  req.torch = &torch.value();
-  req.sandbox_switches = SandboxSwitches(torch.value());
-  req.candidate = candidate;
-  req.format = v.format;
+  RunRequest req = BaseRequest(candidate, v, torch);
   req.prepared = inputs_from;
-  req.artifacts = v.compile.artifacts;
   req.phase = RunPhase::kPerf;
   // Cached trials rotate through the timed calls and are checked again;
   // streamed ones (GBs per set) are timed on one set only.
@@ -526,7 +520,6 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
   req.warmup = options_.warmup;
   req.iters = options_.iters;
-  req.deadline = options_.run_deadline;
   req.out_dir = work / "perf";
   auto run = [&] {
     StageClock clock(v, "perf");
@@ -565,11 +558,7 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
                   " no longer matched the reference (" + t.problem +
                   ") although every correctness trial did: the kernel replays, batches or detects the timing "
                   "phase (or is nondeterministic)";
-    v.legal.ran = true;
-    v.legal.ok = false;
-    v.legal.hits.push_back(hit);
-    p.skipped = "outputs of timed calls were wrong";
-    v.status = VerdictStatus::kCheat;
+    RuntimeCheat(v, std::move(hit), "outputs of timed calls were wrong");
     return;
   }
   p.ran = true;

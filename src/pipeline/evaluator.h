@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/torch_info.h"
 #include "compile/build.h"
+#include "run/candidate_run.h"
 #include "tasks/prepare.h"
 #include "tasks/task.h"
 #include "verify/reward.h"
@@ -69,14 +70,18 @@ class Evaluator {
              const std::filesystem::path& work, Verdict& v);
   // Runs the trials (gate 1) and compares them (gate 2). Returns the prepared
   // folder whose trial_0 the perf phase may use.
-  std::filesystem::path RunAndCheck(const Task& task, const PreparedTask& prepared,
+  // The fields every candidate run shares: candidate, format, artifacts,
+  // deadline, and the sandbox's inputs.
+  RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
+  std::filesystem::path RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                                     const std::filesystem::path& candidate, const std::filesystem::path& work,
                                     Verdict& v);
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
                           int trial, Verdict& v);
   void FinishCorrectness(Verdict& v);
-  void MeasurePerf(const Task& task, const PreparedTask& prepared, const std::filesystem::path& inputs_from,
-                   const std::filesystem::path& candidate, const std::filesystem::path& work, Verdict& v);
+  void MeasurePerf(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
+                   const std::filesystem::path& inputs_from, const std::filesystem::path& candidate,
+                   const std::filesystem::path& work, Verdict& v);
 
   Backend backend_;
   EvalOptions options_;
