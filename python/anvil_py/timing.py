@@ -3,11 +3,49 @@
 On cuda every timed call is bracketed by CUDA events after an L2 flush of twice
 the L2 size; on cpu by perf_counter_ns. Returns the raw times in milliseconds;
 the engine computes statistics (so they cannot be forged here).
+
+In the candidate's process the timed calls run under anvil's call clock
+(src/run/call_clock.h, docs/protocol.md): each call waits for anvil's "go",
+and its end — after the whole device is synchronized — goes back with the
+nonce and the time, so anvil measures every call's wall time itself.
 """
 
+import os
+import struct
 import time
 
 import torch
+
+_MESSAGE = struct.Struct("<8sQd")
+
+
+def _read_exact(fd, n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            raise RuntimeError("anvil's timing channel closed")
+        data += chunk
+    return data
+
+
+class CallClock:
+    """The child's side: fds from --clock-fds GO,DONE."""
+
+    def __init__(self, fds):
+        self.go_fd, self.done_fd = (int(x) for x in fds.split(","))
+
+    def ready(self):
+        os.write(self.done_fd, _MESSAGE.pack(b"ready", 0, 0.0))
+
+    def wait_go(self):
+        tag, nonce, _ = _MESSAGE.unpack(_read_exact(self.go_fd, _MESSAGE.size))
+        if tag.rstrip(b"\0") != b"go":
+            raise RuntimeError(f"unexpected timing message {tag!r}")
+        return nonce
+
+    def done(self, nonce, ms):
+        os.write(self.done_fd, _MESSAGE.pack(b"done", nonce, float(ms)))
 
 
 class Timer:
@@ -22,27 +60,36 @@ class Timer:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def time(self, fn, warmup, iters, before_each=None):
+    def time(self, fn, warmup, iters, before_each=None, clock=None):
         for _ in range(warmup):
             if before_each:
                 before_each()
             fn()
             self.sync()
+        if clock:
+            clock.ready()
         times = []
+        cuda = self.device.type == "cuda"
         for _ in range(iters):
             if before_each:
                 before_each()
-            if self.device.type == "cuda":
+            if cuda:
                 self.flush.zero_()
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
+                self.sync()  # The flush and the input copy are done before the clock starts.
+            nonce = clock.wait_go() if clock else 0
+            if cuda:
                 start.record()
                 fn()
                 end.record()
-                torch.cuda.synchronize(self.device)
-                times.append(start.elapsed_time(end))
+                self.sync()  # The whole device: work on any stream ends inside anvil's wall time.
+                ms = start.elapsed_time(end)
             else:
                 t0 = time.perf_counter_ns()
                 fn()
-                times.append((time.perf_counter_ns() - t0) / 1e6)
+                ms = (time.perf_counter_ns() - t0) / 1e6
+            if clock:
+                clock.done(nonce, ms)
+            times.append(ms)
         return times

@@ -68,6 +68,7 @@ std::string ProcessResult::Describe() const {
 
 Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Status::Error("RunProcess: empty argv");
+  if (spec.pass_fds.size() > 8) return Status::Error("RunProcess: more than 8 descriptors to pass");
 
   // Everything the child needs is built before fork: after fork only
   // async-signal-safe calls are allowed (the parent may be multithreaded).
@@ -116,6 +117,13 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
+    // Out of the way of 3, 4, ...: the exec report pipe and the descriptors
+    // to pass (so a source that is itself 3 or 4 is not overwritten).
+    const int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, 64);
+    if (report < 0) _exit(127);
+    int moved[8];
+    const std::size_t passed = std::min<std::size_t>(spec.pass_fds.size(), 8);
+    for (std::size_t i = 0; i < passed; ++i) moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -125,15 +133,28 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     uint32_t layers = 0;
     if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
       int e = errno;
-      (void)!write(exec_pipe[1], &layers, sizeof layers);
-      (void)!write(exec_pipe[1], &e, sizeof e);
+      (void)!write(report, &layers, sizeof layers);
+      (void)!write(report, &e, sizeof e);
       _exit(127);
     }
     if (spec.sandbox) layers = spec.sandbox->EnterInChild(parent, parent_group);
-    (void)!write(exec_pipe[1], &layers, sizeof layers);
+    // After the sandbox (which may hold a descriptor of its own until then):
+    // the passed ones become 3, 4, ... and nothing else crosses exec, also not
+    // what anvil itself inherited without close-on-exec (a shell's, a test runner's).
+    for (std::size_t i = 0; i < passed; ++i) {
+      if (moved[i] < 0 || dup2(moved[i], 3 + static_cast<int>(i)) < 0) _exit(127);
+    }
+    const unsigned first_closed = 3 + static_cast<unsigned>(passed);
+    if (close_range(first_closed, static_cast<unsigned>(report) - 1, 0) != 0 ||
+        close_range(static_cast<unsigned>(report) + 1, ~0U, 0) != 0) {
+      for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {
+        if (fd != report) close(fd);
+      }
+    }
+    (void)!write(report, &layers, sizeof layers);
     execvpe(argv[0], argv.data(), envp.data());
     int e = errno;
-    (void)!write(exec_pipe[1], &e, sizeof e);
+    (void)!write(report, &e, sizeof e);
     _exit(127);
   }
   setpgid(pid, pid);  // Also done in the child; whichever runs first wins.

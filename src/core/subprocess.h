@@ -27,6 +27,9 @@ struct ProcessSpec {
   std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
   // When set, the child enters it just before exec (core/sandbox.h).
   std::shared_ptr<const Sandbox> sandbox;
+  // Parent descriptors the child gets as fds 3, 4, ... (in this order); every
+  // other descriptor stays close-on-exec. The caller keeps and closes its own.
+  std::vector<int> pass_fds;
 };
 
 struct ProcessResult {

@@ -1,8 +1,10 @@
 #include "core/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -36,6 +38,26 @@ TEST(SubprocessTest, StdinIsDevNull) {
   auto r = RunProcess(Shell("cat; echo done"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().out, "done\n");
+}
+
+TEST(SubprocessTest, PassesChosenDescriptorsAsThreeFourAndNoOthers) {
+  int a[2], b[2], c[2];
+  ASSERT_EQ(pipe2(a, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(b, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(c, O_CLOEXEC), 0);  // Not passed: must not reach the child.
+  ProcessSpec spec = Shell("ls /proc/self/fd | sort -n | tr '\\n' ' '; read line <&3; echo \"got $line\" >&4");
+  spec.pass_fds = {a[0], b[1]};
+  ASSERT_EQ(write(a[1], "hello\n", 6), 6);
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().exit_code, 0) << r.value().err;
+  char buf[64] = {};
+  close(b[1]);
+  ASSERT_GT(read(b[0], buf, sizeof buf - 1), 0);
+  EXPECT_STREQ(buf, "got hello\n");
+  // 0-2, the two passed ones and the one ls opens to list the folder.
+  EXPECT_EQ(r.value().out, "0 1 2 3 4 5 ");
+  for (int fd : {a[0], a[1], b[0], c[0], c[1]}) close(fd);
 }
 
 TEST(SubprocessTest, ReportsCrashSignal) {

@@ -530,6 +530,24 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
     v.status = VerdictStatus::kInfraError;
     return;
   }
+  // The times themselves: anvil clocked every call (catalog D1, D5). A broken
+  // protocol is a cheat even when the child then failed (it cannot go on).
+  const ClockedCalls& timed = run.value().timed;
+  const bool cpu = backend_.TorchDevice() == "cpu";
+  const std::optional<ClockFinding> clock_finding = JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice);
+  auto clock_cheat = [&] {
+    RuleHit hit;
+    hit.rule = clock_finding->rule;
+    hit.severity = "cheat";
+    hit.source = "runtime";
+    hit.message = clock_finding->message;
+    RuntimeCheat(v, std::move(hit), "the timed calls' times cannot be trusted");
+  };
+  if (!timed.violation.empty()) {
+    FromRun(run.value(), v.run);
+    clock_cheat();
+    return;
+  }
   if (!run.value().ok) {
     FromRun(run.value(), v.run);
     if (v.run.term_signal == SIGSYS) {
@@ -561,8 +579,14 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
     RuntimeCheat(v, std::move(hit), "outputs of timed calls were wrong");
     return;
   }
+  if (clock_finding) {
+    clock_cheat();
+    return;
+  }
   p.ran = true;
-  p.candidate = ComputeStats(run.value().times_ms);
+  p.candidate = ComputeStats(timed.event_ms);
+  p.wall = ComputeStats(timed.wall_ms);
+  p.untimed_ms = MedianUntimedMs(timed);
   BaselineOptions bo;
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;

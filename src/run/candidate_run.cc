@@ -51,6 +51,16 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
                                                            std::to_string(request.iters),
                                                            "--recheck-sets",
                                                            std::to_string(request.recheck_sets)});
+  std::unique_ptr<CallClock> clock;
+  if (perf) {
+    auto opened = CallClock::Open();
+    if (!opened.ok()) return opened.status();
+    clock = std::move(opened).value();
+    spec.pass_fds = clock->ChildFds();
+    spec.argv.push_back("--clock-fds");
+    spec.argv.push_back("3,4");
+    clock->Start(request.iters);
+  }
   spec.deadline = request.deadline;
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
@@ -67,9 +77,10 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   spec.sandbox = sandbox.value();
   for (auto& kv : CandidateEnvironment(request.out_dir)) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
+  RunOutcome out;
+  if (clock) out.timed = clock->Finish();
   if (!r.ok()) return r.status();
 
-  RunOutcome out;
   const ProcessResult& p = r.value();
   out.timed_out = p.timed_out;
   out.exit_code = p.exit_code;
@@ -91,22 +102,19 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   }
   bool wrote_all = true;
   if (perf) {
-    auto text = ReadFile(request.out_dir / "perf.json");
-    nlohmann::json j = text.ok() ? nlohmann::json::parse(text.value(), nullptr, false) : nlohmann::json();
-    if (j.is_object() && j.contains("times_ms") && j["times_ms"].is_array()) {
-      for (const auto& t : j["times_ms"]) {
-        if (t.is_number()) out.times_ms.push_back(t.get<double>());
-      }
-    }
-    wrote_all = !out.times_ms.empty();
+    // A broken protocol is judged by the caller (a cheat), not a failed run.
+    wrote_all = static_cast<int>(out.timed.event_ms.size()) == request.iters || !out.timed.violation.empty();
   } else {
     wrote_all = out.trials_completed == expected_trials;
   }
   out.ok = p.Succeeded() && wrote_all;
   if (p.Succeeded() && !wrote_all && out.message.empty()) {
     out.stage = "exit";
-    out.message = "the candidate's process exited before producing all outputs (" +
-                  std::to_string(out.trials_completed) + " of " + std::to_string(expected_trials) + " trials)";
+    out.message = perf ? "the candidate's process exited before its timed calls were done (" +
+                             std::to_string(out.timed.event_ms.size()) + " of " + std::to_string(request.iters) + ")"
+                       : "the candidate's process exited before producing all outputs (" +
+                             std::to_string(out.trials_completed) + " of " + std::to_string(expected_trials) +
+                             " trials)";
   }
   return out;
 }

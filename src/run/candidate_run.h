@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/torch_info.h"
 #include "core/status.h"
+#include "run/call_clock.h"
 
 namespace anvil {
 
@@ -47,8 +48,8 @@ struct RunOutcome {
   std::string message;
   std::string traceback;
   std::string stderr_tail;
-  int trials_completed = 0;      // Trials whose outputs were written.
-  std::vector<double> times_ms;  // kPerf.
+  int trials_completed = 0;  // Trials whose outputs were written.
+  ClockedCalls timed;        // kPerf: the timed calls, through anvil's clock.
 };
 
 // Error only for anvil's own failures (cannot start the worker, cannot write

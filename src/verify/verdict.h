@@ -73,7 +73,9 @@ struct PerfGate {
   std::string skipped;  // Why it did not run.
   int warmup = 0;
   int iters = 0;
-  TimingStats candidate;
+  TimingStats candidate;  // The child's timing events, one sample per timed call.
+  TimingStats wall;       // The same calls, start to end as anvil measured them (run/call_clock.h).
+  double untimed_ms = 0;  // Median per call of wall - event: what the events did not see.
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
   double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.

@@ -102,6 +102,8 @@ json PerfJson(const PerfGate& p) {
             {"warmup", p.warmup},
             {"iters", p.iters},
             {"candidate", p.ran ? StatsJson(p.candidate) : json(nullptr)},
+            {"wall", p.ran ? StatsJson(p.wall) : json(nullptr)},
+            {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
             {"eager", p.eager ? StatsJson(*p.eager) : json(nullptr)},
             {"compile", p.compile ? StatsJson(*p.compile) : json(nullptr)},
             {"eager_error", p.eager_error},

@@ -16,7 +16,7 @@ def header(path, key):
 
 
 # Caught only while being timed: evaluated with the perf gate on.
-TIMED = {"c4_phase_detect_native.cpp"}
+TIMED = {"c4_phase_detect_native.cpp", "d5_forge_timing_native.cpp"}
 
 
 def candidates():

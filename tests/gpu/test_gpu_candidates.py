@@ -34,6 +34,16 @@ def expected(files):
     return out
 
 
+def expected_rules(files):
+    """For a cheat: the rule (`anvil-rule:`) that must name it."""
+    out = {}
+    for f in files:
+        m = re.search(r"anvil-rule:\s*([\w.]+)", f.read_text()[:2048])
+        if m:
+            out[f.name] = m.group(1)
+    return out
+
+
 def problems():
     return sorted({re.match(r"(level_\d+_problem_\d+)_", f.name).group(1) for f in RUN.glob("level_*_kernel.*")},
                   key=lambda p: tuple(int(x) for x in re.findall(r"\d+", p)))
@@ -108,6 +118,9 @@ def test_gpu_candidates_get_expected_status(problem, verdict_file, tmp_path):
     wrong = [f"{n}: got {got[n]['status']}, want {s}: {got[n]['feedback'][:300]}" for n, s in want.items()
              if got[n]["status"] != s]
     assert not wrong, "\n".join(wrong)
+    for n, rule in expected_rules(files).items():
+        cheats = [h["rule"] for h in got[n]["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
+        assert rule in cheats, f"{n}: want rule {rule}, got {cheats}: {got[n]['feedback'][:300]}"
 
 
 def test_gpu_suite_covers_three_levels():

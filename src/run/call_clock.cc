@@ -1,0 +1,188 @@
+#include "run/call_clock.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace anvil {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kPollMs = 20;
+
+void Pack(unsigned char* m, const char* tag, uint64_t nonce, double value) {
+  std::memset(m, 0, kClockMessageBytes);
+  std::memcpy(m, tag, std::min<std::size_t>(std::strlen(tag), 8));
+  std::memcpy(m + 8, &nonce, 8);  // Little-endian hosts only (x86-64, aarch64).
+  std::memcpy(m + 16, &value, 8);
+}
+
+bool TagIs(const unsigned char* m, const char* tag) {
+  char want[8] = {};
+  std::memcpy(want, tag, std::min<std::size_t>(std::strlen(tag), 8));
+  return std::memcmp(m, want, 8) == 0;
+}
+
+std::string TagText(const unsigned char* m) {
+  std::string s;
+  for (int i = 0; i < 8 && m[i] != 0; ++i) s += std::isprint(m[i]) ? static_cast<char>(m[i]) : '?';
+  return s;
+}
+
+bool Readable(int fd) {
+  pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+std::string Ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ms);
+  return buf;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CallClock>> CallClock::Open() {
+  std::unique_ptr<CallClock> clock(new CallClock());
+  if (pipe2(clock->go_, O_CLOEXEC) != 0 || pipe2(clock->done_, O_CLOEXEC) != 0) {
+    return Status::Error(std::string("cannot make the timing pipes: ") + std::strerror(errno));
+  }
+  return clock;
+}
+
+CallClock::~CallClock() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  for (int fd : {go_[0], go_[1], done_[0], done_[1]}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void CallClock::Start(int calls) {
+  calls_.expected = calls;
+  thread_ = std::thread([this, calls] { Loop(calls); });
+}
+
+ClockedCalls CallClock::Finish() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  // Whatever is still in the pipe was never asked for.
+  if (calls_.violation.empty() && Readable(done_[0])) {
+    calls_.violation = "a timing message arrived after the last call";
+  }
+  return calls_;
+}
+
+bool CallClock::Receive(unsigned char* message) {
+  int got = 0;
+  while (got < kClockMessageBytes) {
+    pollfd p = {done_[0], POLLIN, 0};
+    int r = poll(&p, 1, kPollMs);
+    if (r < 0 && errno != EINTR) return false;
+    if (r <= 0) {
+      if (stop_) return false;
+      continue;
+    }
+    ssize_t n = read(done_[0], message + got, kClockMessageBytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<int>(n);
+  }
+  return true;
+}
+
+void CallClock::Loop(int calls) {
+  Clocked(calls);
+  // No more calls: a child still waiting for one reads end-of-file and stops
+  // (after a violation it would otherwise wait out its deadline).
+  close(go_[1]);
+  go_[1] = -1;
+}
+
+void CallClock::Clocked(int calls) {
+  unsigned char m[kClockMessageBytes];
+  if (!Receive(m)) return;  // The child never got to its timed calls.
+  if (!TagIs(m, "ready")) {
+    calls_.violation = "the first timing message was '" + TagText(m) + "', not 'ready'";
+    return;
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  for (int i = 0; i < calls; ++i) {
+    if (Readable(done_[0])) {
+      calls_.violation = "a timing message arrived before call " + std::to_string(i) + " was started";
+      return;
+    }
+    uint64_t nonce = rng();
+    unsigned char go[kClockMessageBytes];
+    Pack(go, "go", nonce, i);
+    const Clock::time_point t0 = Clock::now();
+    if (write(go_[1], go, sizeof go) != static_cast<ssize_t>(sizeof go)) return;
+    if (!Receive(m)) return;
+    const double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    uint64_t echoed;
+    double event;
+    std::memcpy(&echoed, m + 8, 8);
+    std::memcpy(&event, m + 16, 8);
+    if (!TagIs(m, "done") || echoed != nonce) {
+      calls_.violation = "call " + std::to_string(i) + " was answered by a message anvil did not ask for ('" +
+                         TagText(m) + "', " + (echoed == nonce ? "right" : "wrong") + " nonce)";
+      return;
+    }
+    if (!std::isfinite(event) || event < 0) {
+      calls_.violation = "call " + std::to_string(i) + " reported an impossible time";
+      return;
+    }
+    calls_.wall_ms.push_back(wall);
+    calls_.event_ms.push_back(event);
+  }
+}
+
+double MedianUntimedMs(const ClockedCalls& calls) {
+  std::vector<double> gap;
+  for (std::size_t i = 0; i < calls.wall_ms.size() && i < calls.event_ms.size(); ++i) {
+    gap.push_back(calls.wall_ms[i] - calls.event_ms[i]);
+  }
+  return Median(gap);
+}
+
+std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms) {
+  if (!calls.violation.empty()) {
+    return ClockFinding{"perf.clock", "the timing channel was tampered with: " + calls.violation};
+  }
+  for (std::size_t i = 0; i < calls.wall_ms.size(); ++i) {
+    const double wall = calls.wall_ms[i], event = calls.event_ms[i];
+    if (event > wall * 1.01 + kClockToleranceMs) {
+      return ClockFinding{"perf.clock", "call " + std::to_string(i) + " reported " + Ms(event) + ", but it took " +
+                                            Ms(wall) + " from start to end as anvil measured it: the time was forged"};
+    }
+  }
+  const double untimed = MedianUntimedMs(calls);
+  const double timed = Median(calls.event_ms);
+  if (untimed > hidden_floor_ms && untimed > timed) {
+    return ClockFinding{"perf.hidden_time",
+                        "each timed call took " + Ms(timed + untimed) + " as anvil measured it (median), but only " +
+                            Ms(timed) +
+                            " of it was inside the timing events: work ran where the events do not see "
+                            "it (a side stream, a thread) or the times were forged"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace anvil

@@ -1,0 +1,87 @@
+// The trusted half of the perf phase's clock (catalog D1, D5). anvil starts
+// every timed call itself — a "go" message with a fresh random nonce on the
+// child's fd 3 — and takes the call's end from fd 4: the nonce back, with the
+// time the child's CUDA events (or its CPU clock) gave. So every call also has
+// a wall time measured in anvil's process, which the candidate cannot touch,
+// and the times arrive on a channel that rejects anything anvil did not ask
+// for. The child (python/anvil_py/timing.py) syncs the whole device before
+// answering: work left running on a side stream or forged event times show up
+// as wall time the events do not account for. Protocol: docs/protocol.md.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anvil {
+
+// One 24-byte message: an 8-byte tag ("ready", "go", "done", NUL-padded), a
+// nonce and a number (little-endian uint64, float64).
+inline constexpr int kClockMessageBytes = 24;
+
+struct ClockedCalls {
+  int expected = 0;
+  std::vector<double> wall_ms;   // Per finished call, measured by anvil.
+  std::vector<double> event_ms;  // Per finished call, as the child reported it.
+  std::string violation;         // What broke the protocol; empty when nothing did.
+};
+
+class CallClock {
+ public:
+  // Makes the two pipes. Error when the system has no descriptors left.
+  static Result<std::unique_ptr<CallClock>> Open();
+  ~CallClock();
+  CallClock(const CallClock&) = delete;
+  CallClock& operator=(const CallClock&) = delete;
+
+  // The child's ends, in the order they become its fds 3 (go) and 4 (done).
+  std::vector<int> ChildFds() const { return {go_[0], done_[1]}; }
+  // Clocks `calls` calls on a thread of its own, once the child says ready.
+  void Start(int calls);
+  // After the child has exited: stops the clock and returns what it saw.
+  ClockedCalls Finish();
+
+ private:
+  CallClock() = default;
+  void Loop(int calls);
+  void Clocked(int calls);
+  // Reads one message; false when stopped first or the pipe failed.
+  bool Receive(unsigned char* message);
+
+  int go_[2] = {-1, -1};
+  int done_[2] = {-1, -1};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  ClockedCalls calls_;
+};
+
+// A verdict-changing finding about the timed calls, if any.
+struct ClockFinding {
+  std::string rule;  // "perf.clock" | "perf.hidden_time"
+  std::string message;
+};
+
+// Per call, the reported time may exceed anvil's wall time by no more than
+// this (scheduling jitter between the two clocks).
+inline constexpr double kClockToleranceMs = 0.05;
+// Median wall time per call that the events do not account for, above which
+// the candidate is hiding work: more than the floor AND more than the timed
+// time itself. An honest call leaves tens of microseconds (a sync and a pipe
+// round trip); the CPU floor is higher because a busy shared CPU delays the
+// clock's wake-ups, and a CPU has no asynchronous work to hide there anyway.
+inline constexpr double kHiddenFloorMsDevice = 0.5;
+inline constexpr double kHiddenFloorMsCpu = 5.0;
+
+// Judges a finished clock: a protocol violation, a call reported as longer
+// than anvil saw it take, or hidden time. nullopt when the times stand.
+std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms);
+
+// Median of wall - event over the calls (0 when none): the verdict records it.
+double MedianUntimedMs(const ClockedCalls& calls);
+
+}  // namespace anvil

@@ -1,0 +1,128 @@
+#include "run/call_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/subprocess.h"
+
+namespace anvil {
+namespace {
+
+// A child speaking the clock protocol from Python (the real worker's side
+// lives in python/anvil_py/timing.py): `calls` calls of `sleep_ms`, reporting
+// the measured time, or `report_ms` when >= 0; `mode` bends the protocol.
+constexpr char kChild[] = R"(
+import os, struct, sys, time
+M = struct.Struct("<8sQd")
+calls, sleep_ms, report_ms, mode = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+def read():
+    b = b""
+    while len(b) < 24:
+        c = os.read(3, 24 - len(b))
+        if not c:
+            sys.exit(0)
+        b += c
+    return M.unpack(b)
+if mode == "silent":
+    sys.exit(0)
+os.write(4, M.pack(b"ready", 0, 0.0))
+if mode == "unasked":
+    os.write(4, M.pack(b"done", 0, 0.001))
+for i in range(calls):
+    if mode == "early" and i == 2:
+        sys.exit(0)
+    tag, nonce, _ = read()
+    t = time.perf_counter()
+    time.sleep(sleep_ms / 1000)
+    ms = report_ms if report_ms >= 0 else (time.perf_counter() - t) * 1000
+    os.write(4, M.pack(b"done", nonce ^ (1 if mode == "wrong_nonce" else 0), ms))
+if mode == "extra":
+    os.write(4, M.pack(b"done", 7, 0.001))
+)";
+
+ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode) {
+  auto clock = CallClock::Open();
+  EXPECT_TRUE(clock.ok()) << clock.message();
+  ProcessSpec spec;
+  spec.argv = {"python3", "-c", kChild, std::to_string(calls), std::to_string(sleep_ms), std::to_string(report_ms),
+               mode};
+  spec.deadline = std::chrono::milliseconds(30000);
+  spec.pass_fds = clock.value()->ChildFds();
+  clock.value()->Start(calls);
+  auto r = RunProcess(spec);
+  EXPECT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().exit_code, 0) << r.value().err;
+  return clock.value()->Finish();
+}
+
+TEST(CallClockTest, HonestChildIsClockedCallByCall) {
+  ClockedCalls c = RunChild(5, 3, -1, "honest");
+  EXPECT_TRUE(c.violation.empty()) << c.violation;
+  ASSERT_EQ(c.wall_ms.size(), 5u);
+  ASSERT_EQ(c.event_ms.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_GE(c.event_ms[i], 2.5);
+    EXPECT_GE(c.wall_ms[i], c.event_ms[i]);  // anvil's clock brackets the child's.
+  }
+  EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsCpu).has_value());
+}
+
+TEST(CallClockTest, WorkOutsideTheReportedTimeIsHidden) {
+  // 30 ms of work per call reported as 1 microsecond (forged, or on a side stream).
+  ClockedCalls c = RunChild(3, 30, 0.001, "honest");
+  ASSERT_EQ(c.wall_ms.size(), 3u);
+  EXPECT_GT(MedianUntimedMs(c), 25);
+  auto finding = JudgeClock(c, kHiddenFloorMsCpu);
+  ASSERT_TRUE(finding.has_value());
+  EXPECT_EQ(finding->rule, "perf.hidden_time");
+  EXPECT_NE(finding->message.find("inside the timing events"), std::string::npos);
+}
+
+TEST(CallClockTest, ATimeLongerThanTheCallIsForged) {
+  ClockedCalls c = RunChild(2, 0, 500, "honest");
+  auto finding = JudgeClock(c, kHiddenFloorMsCpu);
+  ASSERT_TRUE(finding.has_value());
+  EXPECT_EQ(finding->rule, "perf.clock");
+  EXPECT_NE(finding->message.find("forged"), std::string::npos);
+}
+
+TEST(CallClockTest, MessagesAnvilDidNotAskForBreakTheClock) {
+  for (const char* mode : {"wrong_nonce", "unasked", "extra"}) {
+    ClockedCalls c = RunChild(3, 0, -1, mode);
+    EXPECT_FALSE(c.violation.empty()) << mode;
+    auto finding = JudgeClock(c, kHiddenFloorMsCpu);
+    ASSERT_TRUE(finding.has_value()) << mode;
+    EXPECT_EQ(finding->rule, "perf.clock") << mode;
+  }
+}
+
+TEST(CallClockTest, AChildThatStopsEarlyLeavesFewerCallsAndNoViolation) {
+  ClockedCalls c = RunChild(5, 0, -1, "early");
+  EXPECT_TRUE(c.violation.empty()) << c.violation;
+  EXPECT_EQ(c.wall_ms.size(), 2u);
+  EXPECT_EQ(c.expected, 5);
+  ClockedCalls silent = RunChild(5, 0, -1, "silent");
+  EXPECT_TRUE(silent.violation.empty());
+  EXPECT_TRUE(silent.wall_ms.empty());
+}
+
+TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {
+  ClockedCalls c;
+  c.wall_ms = {2.0, 2.0, 2.0};
+  c.event_ms = {1.0, 1.0, 1.0};  // 1 ms untimed: not more than the timed 1 ms.
+  EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
+  c.event_ms = {0.2, 0.2, 0.2};  // 1.8 ms untimed > 0.5 floor and > 0.2 timed.
+  EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
+  EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsCpu).has_value());  // Under the CPU floor.
+  c.wall_ms = {0.3, 0.3, 0.3};
+  c.event_ms = {0.01, 0.01, 0.01};  // Tiny kernel, 0.29 ms untimed: under the floor.
+  EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
+  c.event_ms = {0.01, 0.5, 0.01};  // One call longer than anvil saw it.
+  auto f = JudgeClock(c, kHiddenFloorMsDevice);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->rule, "perf.clock");
+}
+
+}  // namespace
+}  // namespace anvil
