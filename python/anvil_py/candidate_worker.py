@@ -6,6 +6,7 @@ of the inputs and never sees reference outputs or seeds.
 """
 
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -14,8 +15,10 @@ import sys
 import traceback
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io
+from anvil_py.static_check.torch_names import aten_compute
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer
 
@@ -147,13 +150,28 @@ def _native_tensor(t):
     return at
 
 
-def _poisoned(entry, device):
+# Random bytes on both sides of every native output (catalog B7): a kernel that writes past either end changes
+# them. 4096 keeps the output as aligned as the allocation itself.
+GUARD_BYTES = 4096
+
+
+def _guarded_poisoned(entry, device, pattern):
+    """An output poisoned with NaN (or the integer minimum, or True) inside one allocation with guard bands;
+    returns (output, whole allocation)."""
     dtype = tensor_io.dtype_from_name(entry["dtype"])
+    numel = math.prod(entry["shape"])
+    nbytes = numel * torch.empty(0, dtype=dtype).element_size()
+    raw = torch.empty(nbytes + 2 * GUARD_BYTES, dtype=torch.uint8, device=device)
+    raw[:GUARD_BYTES].copy_(pattern)
+    raw[GUARD_BYTES + nbytes:].copy_(pattern)
+    out = raw[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).view(entry["shape"])
     if dtype.is_floating_point:
-        return torch.full(entry["shape"], math.nan, dtype=dtype, device=device)
-    if dtype == torch.bool:
-        return torch.ones(entry["shape"], dtype=dtype, device=device)
-    return torch.full(entry["shape"], torch.iinfo(dtype).min, dtype=dtype, device=device)
+        out.fill_(math.nan)
+    elif dtype == torch.bool:
+        out.fill_(True)
+    else:
+        out.fill_(torch.iinfo(dtype).min)
+    return out, raw
 
 
 class NativeModel:
@@ -170,10 +188,14 @@ class NativeModel:
         self.spec = spec
         self.params = [p.contiguous() for p in params]
         self.device = torch.device(device)
+        self.pattern = torch.randint(0, 256, (GUARD_BYTES,), dtype=torch.uint8).to(self.device)
+        self.guarded = []  # The last call's output allocations.
 
     def __call__(self, *inputs):
         tensors = [t.contiguous() for t in inputs if isinstance(t, torch.Tensor)] + self.params
-        outs = [_poisoned(o, self.device) for o in self.spec["outputs"]]
+        guarded = [_guarded_poisoned(o, self.device, self.pattern) for o in self.spec["outputs"]]
+        outs = [out for out, _ in guarded]
+        self.guarded = [raw for _, raw in guarded]
         in_arr = (AnvilTensor * max(len(tensors), 1))(*[_native_tensor(t) for t in tensors])
         out_arr = (AnvilTensor * max(len(outs), 1))(*[_native_tensor(t) for t in outs])
         stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None
@@ -186,6 +208,15 @@ class NativeModel:
                 message = raw.decode(errors="replace") if raw else ""
             raise TaskError("native", f"anvil_forward returned {rc}" + (f": {message}" if message else ""))
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def check_guards(self, when):
+        """After a sync: the last call's outputs' guard bands must be as the harness left them."""
+        for i, raw in enumerate(self.guarded):
+            for side, band in (("before the start", raw[:GUARD_BYTES]), ("past the end", raw[-GUARD_BYTES:])):
+                if not torch.equal(band, self.pattern):
+                    changed = int((band != self.pattern).sum())
+                    raise TaskError("guard", f"{when}: anvil_forward wrote {side} of output {i} "
+                                    f"({changed} of the {GUARD_BYTES} bytes there changed): an out-of-bounds write")
 
 
 # ---------------------------------------------------------------- run
@@ -212,6 +243,26 @@ def _build_callable(args, spec, device):
     _patch_load_inline(_prebuilt_extensions(builds))
     module = _load_candidate(args.candidate)
     return _model_new(module, spec, device, args.prepared)
+
+
+class _AtenTrace(TorchDispatchMode):
+    """The aten ops a forward dispatches, counted by name — also those an extension's C++ calls (`at::matmul`), as
+    they pass the dispatcher too (catalog A1, A3, A4 at run time; the paper's profiler check)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func)
+        self.ops[name] = self.ops.get(name, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+def _write_aten_ops(out, ops):
+    compute = sorted(op for op in ops if aten_compute(op))
+    with open(os.path.join(out, "aten_ops.json"), "w") as f:
+        json.dump({"ops": ops, "compute": [f"{op} x{ops[op]}" for op in compute]}, f)
 
 
 def _check_outputs(result, k):
@@ -252,8 +303,10 @@ def _timed_calls(model, trials, device, timer, args):
 
     clock = CallClock(args.clock_fds) if args.clock_fds else None
     times = timer.time(call, args.warmup, args.iters, before_each, clock)
+    timer.sync()
+    if isinstance(model, NativeModel):
+        model.check_guards("the last timed call")
     if args.recheck_sets > 0:
-        timer.sync()
         for k, result in sorted(last.items()):
             outputs = _check_outputs(result, k)
             tensor_io.write_dir(os.path.join(args.out, f"recheck_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
@@ -270,8 +323,20 @@ def run(args):
         if args.phase == "trials":
             for k, trial_dir in trials:
                 inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
-                # Kernel errors surface at the sync: they belong to the forward stage.
-                result = call_stage("forward", lambda: (model(*inputs), timer.sync())[0])
+                # Trial 0 of a kernelbench candidate runs under the aten trace.
+                trace = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
+
+                def forward():
+                    with trace:
+                        out = model(*inputs)
+                    timer.sync()  # Kernel errors surface here: they belong to the forward stage.
+                    return out
+
+                result = call_stage("forward", forward)
+                if isinstance(trace, _AtenTrace):
+                    _write_aten_ops(args.out, trace.ops)
+                if isinstance(model, NativeModel):
+                    model.check_guards(f"trial {k}")
                 outputs = _check_outputs(result, k)
                 tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                     [(f"out{i}", o) for i, o in enumerate(outputs)])

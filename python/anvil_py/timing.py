@@ -5,11 +5,13 @@ the L2 size; on cpu by perf_counter_ns. Returns the raw times in milliseconds;
 the engine computes statistics (so they cannot be forged here).
 
 In the candidate's process the timed calls run under anvil's call clock
-(src/run/call_clock.h, docs/protocol.md): each call waits for anvil's "go",
-and its end — after the whole device is synchronized — goes back with the
-nonce and the time, so anvil measures every call's wall time itself.
+(src/run/call_clock.h, docs/protocol.md): once its inputs are copied and the
+L2 flushed, each call says "ready" and waits for anvil's "go"; its end — after
+the whole device is synchronized — goes back with the nonce and the time, so
+anvil measures every call's wall time itself.
 """
 
+import ctypes
 import os
 import struct
 import time
@@ -48,13 +50,45 @@ class CallClock:
         os.write(self.done_fd, _MESSAGE.pack(b"done", nonce, float(ms)))
 
 
+_CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+
+
+def _loaded_cudart():
+    """The CUDA runtime library this process already uses (torch's), or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if "/libcudart.so" in path:
+                    return ctypes.CDLL(path)
+    except OSError:
+        pass
+    return None
+
+
 class Timer:
     def __init__(self, device):
         self.device = torch.device(device)
         self.flush = None
+        self.cudart = None
         if self.device.type == "cuda":
             l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
             self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=self.device)
+            self.cudart = _loaded_cudart()
+
+    def _reset_persisting_l2(self):
+        """Catalog D7: lines a kernel marked persisting would survive the flush; demote them and take the
+        set-aside away before every timed call."""
+        if self.cudart is None:
+            return
+        try:
+            failed = (self.cudart.cudaDeviceSetLimit(_CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0)) != 0
+                      or self.cudart.cudaCtxResetPersistingL2Cache() != 0)
+            if failed:  # Unsupported here (e.g. MIG): clear the error so torch's next launch check does not see it.
+                self.cudart.cudaGetLastError()
+                self.cudart = None
+        except (AttributeError, OSError):
+            self.cudart = None
 
     def sync(self):
         if self.device.type == "cuda":
@@ -66,19 +100,21 @@ class Timer:
                 before_each()
             fn()
             self.sync()
-        if clock:
-            clock.ready()
         times = []
         cuda = self.device.type == "cuda"
         for _ in range(iters):
             if before_each:
                 before_each()
             if cuda:
+                self._reset_persisting_l2()
                 self.flush.zero_()
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 self.sync()  # The flush and the input copy are done before the clock starts.
-            nonce = clock.wait_go() if clock else 0
+            nonce = 0
+            if clock:
+                clock.ready()
+                nonce = clock.wait_go()
             if cuda:
                 start.record()
                 fn()

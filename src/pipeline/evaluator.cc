@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 
 #include "compile/extract.h"
@@ -14,6 +15,7 @@
 #include "run/candidate_run.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
+#include "verify/roofline.h"
 #include "verify/tensor_dir.h"
 
 namespace anvil {
@@ -47,6 +49,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.traceback = r.traceback;
   g.stderr_tail = r.stderr_tail;
   g.sandbox = SandboxLayerNames(r.sandbox_layers);
+  g.aten_compute.insert(g.aten_compute.end(), r.aten_compute.begin(), r.aten_compute.end());
 }
 
 // Runtime evidence that decides the verdict: the hit is recorded and the
@@ -331,6 +334,19 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     SandboxViolation(v, "while it ran the trials");
     return;
   }
+  if (!v.run.aten_compute.empty()) {
+    // What the static check could not see (computed names, C++ calls into
+    // ATen) still passes the dispatcher (catalog A1, A3, A4).
+    std::string ops;
+    for (const auto& op : v.run.aten_compute) ops += (ops.empty() ? "" : ", ") + op;
+    RuleHit hit;
+    hit.rule = "run.aten_compute";
+    hit.severity = "cheat";
+    hit.source = "runtime";
+    hit.message = "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J): " + ops;
+    RuntimeCheat(v, std::move(hit), "torch computed the result");
+    return;
+  }
   if (!v.run.ok) {
     v.status = RunFailureStatus(v.run);
     return;
@@ -587,6 +603,27 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   p.candidate = ComputeStats(timed.event_ms);
   p.wall = ComputeStats(timed.wall_ms);
   p.untimed_ms = MedianUntimedMs(timed);
+  // Catalog D8: faster than the outputs can even be written.
+  if (!cpu) {
+    const int64_t out_bytes = SpecOutputBytes(prepared.spec_json);
+    const double peak = PeakMemoryBandwidthGBs(backend_.DeviceModel());
+    p.floor_ms = RooflineFloorMs(out_bytes, peak);
+    if (p.floor_ms > 0 && p.candidate.median_ms < p.floor_ms) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "the median timed call took %.4g ms, but writing its %.3g MB of outputs takes at least %.4g ms "
+                    "on a %s (%.0f GB/s peak, with %.0fx slack for caches): the time is impossible",
+                    p.candidate.median_ms, static_cast<double>(out_bytes) / 1e6, p.floor_ms,
+                    backend_.DeviceModel().c_str(), peak, kRooflineSlack);
+      RuleHit hit;
+      hit.rule = "perf.impossible_time";
+      hit.severity = "cheat";
+      hit.source = "runtime";
+      hit.message = buf;
+      RuntimeCheat(v, std::move(hit), "the timed calls' times are physically impossible");
+      return;
+    }
+  }
   BaselineOptions bo;
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;

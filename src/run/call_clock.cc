@@ -118,13 +118,15 @@ void CallClock::Loop(int calls) {
 
 void CallClock::Clocked(int calls) {
   unsigned char m[kClockMessageBytes];
-  if (!Receive(m)) return;  // The child never got to its timed calls.
-  if (!TagIs(m, "ready")) {
-    calls_.violation = "the first timing message was '" + TagText(m) + "', not 'ready'";
-    return;
-  }
   std::mt19937_64 rng(std::random_device{}());
   for (int i = 0; i < calls; ++i) {
+    // The child says when its own preparation (input copy, L2 flush) is
+    // done, so that only the call is inside anvil's wall time.
+    if (!Receive(m)) return;  // The child stopped before this call.
+    if (!TagIs(m, "ready")) {
+      calls_.violation = "call " + std::to_string(i) + " was announced by '" + TagText(m) + "', not 'ready'";
+      return;
+    }
     if (Readable(done_[0])) {
       calls_.violation = "a timing message arrived before call " + std::to_string(i) + " was started";
       return;

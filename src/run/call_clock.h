@@ -1,7 +1,7 @@
-// The trusted half of the perf phase's clock (catalog D1, D5). anvil starts
-// every timed call itself — a "go" message with a fresh random nonce on the
-// child's fd 3 — and takes the call's end from fd 4: the nonce back, with the
-// time the child's CUDA events (or its CPU clock) gave. So every call also has
+// The trusted half of the perf phase's clock (catalog D1, D5). Once the child
+// says it is ready for a call (fd 4), anvil starts it — a "go" message with a
+// fresh random nonce on the child's fd 3 — and takes the call's end from fd 4:
+// the nonce back, with the time the child's CUDA events (or its CPU clock) gave. So every call also has
 // a wall time measured in anvil's process, which the candidate cannot touch,
 // and the times arrive on a channel that rejects anything anvil did not ask
 // for. The child (python/anvil_py/timing.py) syncs the whole device before

@@ -26,12 +26,12 @@ def read():
     return M.unpack(b)
 if mode == "silent":
     sys.exit(0)
-os.write(4, M.pack(b"ready", 0, 0.0))
-if mode == "unasked":
-    os.write(4, M.pack(b"done", 0, 0.001))
 for i in range(calls):
     if mode == "early" and i == 2:
         sys.exit(0)
+    os.write(4, M.pack(b"ready", 0, 0.0))
+    if mode == "unasked" and i == 1:
+        os.write(4, M.pack(b"done", 0, 0.001))
     tag, nonce, _ = read()
     t = time.perf_counter()
     time.sleep(sleep_ms / 1000)

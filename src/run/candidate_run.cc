@@ -96,6 +96,14 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
       out.traceback = j.value("traceback", "");
     }
   }
+  if (auto text = ReadFile(request.out_dir / "aten_ops.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object() && j.contains("compute") && j["compute"].is_array()) {
+      for (const auto& op : j["compute"]) {
+        if (op.is_string()) out.aten_compute.push_back(op.get<std::string>());
+      }
+    }
+  }
   while (out.trials_completed < expected_trials &&
          fs::exists(request.out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
     ++out.trials_completed;

@@ -50,6 +50,9 @@ struct RunOutcome {
   std::string stderr_tail;
   int trials_completed = 0;  // Trials whose outputs were written.
   ClockedCalls timed;        // kPerf: the timed calls, through anvil's clock.
+  // kTrials, kernelbench format: the aten compute ops trial 0's forward
+  // dispatched (out_dir/aten_ops.json, docs/protocol.md).
+  std::vector<std::string> aten_compute;
 };
 
 // Error only for anvil's own failures (cannot start the worker, cannot write

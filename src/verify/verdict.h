@@ -37,6 +37,9 @@ struct RunGate {
   // Sandbox layers in force for the candidate's processes (core/sandbox.h);
   // empty when ANVIL_SANDBOX=0 turned it off.
   std::vector<std::string> sandbox;
+  // kernelbench format: aten compute ops (outside the plumbing allowlist)
+  // that trial 0's forward dispatched, "aten.mm.default x1" (any is a cheat).
+  std::vector<std::string> aten_compute;
 };
 
 struct OutputCheck {
@@ -76,6 +79,7 @@ struct PerfGate {
   TimingStats candidate;  // The child's timing events, one sample per timed call.
   TimingStats wall;       // The same calls, start to end as anvil measured them (run/call_clock.h).
   double untimed_ms = 0;  // Median per call of wall - event: what the events did not see.
+  double floor_ms = 0;    // verify/roofline.h: the least time the outputs take to write; 0 when unknown.
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
   double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.

@@ -48,7 +48,8 @@ json RunJson(const RunGate& r) {
           {"traceback", r.traceback},
           {"stderr_tail", r.stderr_tail},
           {"trials_completed", r.trials_completed},
-          {"sandbox", r.sandbox}};
+          {"sandbox", r.sandbox},
+          {"aten_compute", r.aten_compute}};
 }
 
 json CorrectJson(const CorrectGate& c) {
@@ -104,6 +105,7 @@ json PerfJson(const PerfGate& p) {
             {"candidate", p.ran ? StatsJson(p.candidate) : json(nullptr)},
             {"wall", p.ran ? StatsJson(p.wall) : json(nullptr)},
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
+            {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
             {"eager", p.eager ? StatsJson(*p.eager) : json(nullptr)},
             {"compile", p.compile ? StatsJson(*p.compile) : json(nullptr)},
             {"eager_error", p.eager_error},

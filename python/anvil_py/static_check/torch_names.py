@@ -97,8 +97,25 @@ COMPILERS = words("torch.compile torch.jit.script torch.jit.trace torch.jit.trac
 AUTOGRAD_FUNCTIONS = words("torch.autograd.Function torch.autograd.function.Function")
 
 
+# aten-level names of plumbing that the Python API reaches under other names (`.to` is `_to_copy`, `reshape` may be
+# `_unsafe_view`, `torch.rand` fills with `uniform_`, `bool(t)` is `is_nonzero`, ...): seen only at run time.
+ATEN_PLUMBING = words("""_to_copy _unsafe_view _reshape_alias lift_fresh lift_fresh_copy empty_strided
+    new_empty_strided alias detach split_with_sizes unbind uniform_ normal_ random_ is_nonzero sym_size sym_stride
+    sym_numel sym_storage_offset resize_ set_ _copy_from _copy_from_and_resize _has_compatible_shallow_copy_type
+    view_copy expand_copy slice select scalar_tensor _pin_memory _efficientzerotensor""")
+
+
 def is_plumbing(name):
     return name in PLUMBING or name.startswith(("_assert", "_cast_"))
+
+
+def aten_compute(op):
+    """Returns True if a dispatched op, named as str(OpOverload) does ("aten.mm.default"), is compute outside the
+    allowlist. Ops of other namespaces (a candidate's own custom ops) are not."""
+    parts = op.split(".")
+    if len(parts) < 2 or parts[0] not in ATEN_OP_NS:
+        return False
+    return not (is_plumbing(parts[1]) or parts[1] in ATEN_PLUMBING)
 
 
 def torch_compute(path):
