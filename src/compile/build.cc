@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <future>
 
 #include "compile/compiler_run.h"
+#include "compile/torch_pch.h"
 #include "core/environment.h"
 #include "core/file_lock.h"
 #include "core/files.h"
@@ -65,7 +68,10 @@ void Finish(CompileResult& result, const std::vector<SourceMap>& maps, const Can
 
 struct Job {
   std::string key;
-  std::vector<std::vector<std::string>> commands;          // Run in order inside the scratch folder.
+  // Run inside the scratch folder: all but the last at once (the compiles),
+  // then the last (the link). `phases` names them, for the verdict.
+  std::vector<std::vector<std::string>> commands;
+  std::vector<std::string> phases;
   std::vector<std::pair<std::string, std::string>> files;  // Written into the scratch folder first.
   std::string artifact;                                    // File name of the product inside the folder.
 };
@@ -94,31 +100,48 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       return "";
     }
   }
-  std::string log;
-  for (auto argv : job.commands) {
+  std::vector<std::vector<std::string>> commands = job.commands;
+  for (auto& argv : commands) {
     for (auto& a : argv) {
       if (a.rfind("@SCRATCH@", 0) == 0) a = (scratch.value() / a.substr(9)).string();
     }
-    log += "$ " + JoinCommand(argv) + "\n";
-    auto run = RunCompiler(argv, options.deadline);
+  }
+  // The compiles are independent (g++ for main.cpp, nvcc for cuda.cu): run
+  // them at once, then the link. Logs stay in command order.
+  const std::size_t parallel = commands.size() > 2 ? commands.size() - 1 : 0;
+  std::vector<std::future<Result<CompilerRun>>> started;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < parallel; ++i) {
+    started.push_back(std::async(std::launch::async, [&, i] { return RunCompiler(commands[i], options.deadline); }));
+  }
+  std::string log;
+  bool failed = false;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    Result<CompilerRun> run = i < parallel ? started[i].get() : Result<CompilerRun>(Status::Error("not run"));
+    if (i >= parallel) {
+      if (failed) break;
+      run = RunCompiler(commands[i], options.deadline);
+    }
+    log += "$ " + JoinCommand(commands[i]) + "\n";
     if (!run.ok()) {
       log += "[anvil] " + run.message() + "\n";
-      result.log += log;
-      (void)RemoveTree(scratch.value());
-      return "";
+      failed = true;
+      continue;
     }
-    result.seconds += run.value().seconds;
+    if (i < job.phases.size()) result.phase_seconds[job.phases[i]] += run.value().seconds;
     log += run.value().log;
-    if (!run.value().ok) {
-      result.log += log;
-      // The full log of a failed build outlives its scratch folder.
-      fs::path failed = scratch.value().parent_path() / "failed" / (job.key + ".log");
-      std::error_code ec;
-      fs::create_directories(failed.parent_path(), ec);
-      if (WriteFileAtomic(failed, log).ok()) result.log_path = failed;
-      (void)RemoveTree(scratch.value());
-      return "";
-    }
+    failed = failed || !run.value().ok;
+  }
+  result.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed) {
+    result.log += log;
+    // The full log of a failed build outlives its scratch folder.
+    fs::path failed_log = scratch.value().parent_path() / "failed" / (job.key + ".log");
+    std::error_code ec;
+    fs::create_directories(failed_log.parent_path(), ec);
+    if (WriteFileAtomic(failed_log, log).ok()) result.log_path = failed_log;
+    (void)RemoveTree(scratch.value());
+    return "";
   }
   (void)WriteFileAtomic(scratch.value() / "build.log", log);
   result.log += log;
@@ -276,8 +299,11 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     Append(cxx, common);
     Append(cxx, torch.cflags);
     Append(cxx, SafeFlags(ext.extra_cflags, &dropped));
+    // Everything but the name, the source and the object: what the PCH must match.
+    std::vector<std::string> pch_flags(cxx.begin() + 2, cxx.end());
     Append(cxx, {"-c", "@SCRATCH@main.cpp", "-o", "@SCRATCH@main.o"});
     job.commands.push_back(cxx);
+    job.phases.push_back("cxx");
     std::vector<std::string> link = {"g++", "-shared", "@SCRATCH@main.o"};
     if (with_cuda) {
       result.compiler = "nvcc+g++";
@@ -291,6 +317,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       Append(nvcc, SafeFlags(ext.extra_cuda_cflags, &dropped));
       Append(nvcc, {"-c", "@SCRATCH@cuda.cu", "-o", "@SCRATCH@cuda.o"});
       job.commands.push_back(nvcc);
+      job.phases.push_back("nvcc");
       link.push_back("@SCRATCH@cuda.o");
       Append(link, torch.ldflags_cuda);
       const std::string nvcc_path = backend.NativeCompiler();
@@ -302,6 +329,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     Append(link, SafeFlags(ext.extra_ldflags, &dropped));
     Append(link, {"-o", "@SCRATCH@" + job.artifact});
     job.commands.push_back(link);
+    job.phases.push_back("link");
     for (const auto& d : dropped) result.log += "[anvil] dropped candidate compiler flag: " + d + "\n";
 
     std::string key_material = "kernelbench-v1\n" + main_cpp + "\n--cu--\n" + cuda_cu + "\n" + torch.torch_version +
@@ -309,6 +337,14 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     if (with_cuda) key_material += CompilerIdentity(backend.NativeCompiler());
     for (const auto& cmd : job.commands) key_material += JoinCommand(cmd) + "\n";
     job.key = Sha256Hex(key_material);
+    // Not part of the key: the object is the same with or without the PCH.
+    if (!cache.Lookup(job.key)) {
+      if (auto pch = TorchExtensionPch(pch_flags, torch.torch_version, cache, options, result.log)) {
+        job.commands[0].insert(job.commands[0].begin() + 1, {"-I", pch->include_dir.string(), "-Winvalid-pch"});
+        result.pch = pch->use;
+        if (pch->seconds > 0) result.phase_seconds["pch"] += pch->seconds;
+      }
+    }
 
     bool was_cached = false;
     std::string artifact = RunJob(job, cache, options, result, was_cached);
@@ -345,6 +381,7 @@ CompileResult BuildNative(const fs::path& source, const CandidateSource& candida
   Append(cmd, backend.NativeFlags((SourceDir() / "include").string()));
   Append(cmd, {"@SCRATCH@" + file_name, "-o", "@SCRATCH@" + job.artifact});
   job.commands.push_back(cmd);
+  job.phases.push_back(cuda ? "nvcc" : "cxx");
   auto header = ReadFile(SourceDir() / "include/anvil/native.h");
   job.key = Sha256Hex("native-v1\n" + candidate.text + "\n" + JoinCommand(cmd) + "\n" +
                       CompilerIdentity(backend.NativeCompiler()) + (header.ok() ? header.value() : ""));

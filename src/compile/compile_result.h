@@ -18,9 +18,14 @@ using NativeSources = std::vector<std::pair<std::string, std::string>>;
 struct CompileResult {
   bool ran = false;
   bool ok = false;
-  bool cached = false;                  // Every artifact came from the cache.
-  double seconds = 0;                   // Wall time spent compiling now.
-  std::string compiler;                 // "g++", "nvcc+g++", "python" (syntax), ...
+  bool cached = false;  // Every artifact came from the cache.
+  double seconds = 0;   // Wall time spent compiling now.
+  // Compiler time by phase ("cxx", "nvcc", "link", "pch"), summed over
+  // commands; the compiles of one extension run at once, so they may add up
+  // to more than `seconds`.
+  std::map<std::string, double> phase_seconds;
+  std::string pch;       // kernelbench: "built" / "cached" when main.cpp used the torch PCH (compile/torch_pch.h).
+  std::string compiler;  // "g++", "nvcc+g++", "python" (syntax), ...
   std::vector<Diagnostic> diagnostics;  // Mapped, deduplicated, capped.
   std::string summary;                  // Human text of the diagnostics.
   std::string log;                      // Full compiler output (also at log_path).

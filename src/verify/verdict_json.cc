@@ -28,11 +28,18 @@ json CompileJson(const CompileResult& c) {
   json artifacts = json::object();
   for (const auto& [k, v] : c.artifacts) artifacts[k] = v;
   std::string tail = c.log.size() > 8000 ? c.log.substr(c.log.size() - 8000) : c.log;
-  return {{"ran", c.ran},           {"ok", c.ok},
-          {"cached", c.cached},     {"seconds", c.seconds},
-          {"compiler", c.compiler}, {"diagnostics", diags},
-          {"summary", c.summary},   {"log_path", c.log_path.string()},
-          {"log_tail", tail},       {"artifacts", artifacts}};
+  return {{"ran", c.ran},
+          {"ok", c.ok},
+          {"cached", c.cached},
+          {"seconds", c.seconds},
+          {"compiler", c.compiler},
+          {"diagnostics", diags},
+          {"summary", c.summary},
+          {"log_path", c.log_path.string()},
+          {"log_tail", tail},
+          {"artifacts", artifacts},
+          {"phase_seconds", c.phase_seconds},
+          {"pch", c.pch}};
 }
 
 json RunJson(const RunGate& r) {

@@ -25,20 +25,12 @@ def has_gpu():
 pytestmark = pytest.mark.skipif(not has_gpu(), reason="needs an NVIDIA GPU")
 
 
-def expected(files):
+def headers(files, key):
+    """{file name: value} of the `anvil-<key>:` header line (`expect`: the status; `rule`: for a cheat, the rule
+    that must name it)."""
     out = {}
     for f in files:
-        m = re.search(r"anvil-expect:\s*(\w+)", f.read_text()[:2048])
-        if m:
-            out[f.name] = m.group(1)
-    return out
-
-
-def expected_rules(files):
-    """For a cheat: the rule (`anvil-rule:`) that must name it."""
-    out = {}
-    for f in files:
-        m = re.search(r"anvil-rule:\s*([\w.]+)", f.read_text()[:2048])
+        m = re.search(rf"anvil-{key}:\s*([\w.]+)", f.read_text()[:2048])
         if m:
             out[f.name] = m.group(1)
     return out
@@ -106,7 +98,7 @@ def test_gpu_candidates_get_expected_status(problem, verdict_file, tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-4000:]
-    want = expected(files)
+    want = headers(files, "expect")
     assert want, f"no candidate of {problem} declares anvil-expect"
     got = {}
     for line in out.read_text().splitlines():
@@ -118,7 +110,7 @@ def test_gpu_candidates_get_expected_status(problem, verdict_file, tmp_path):
     wrong = [f"{n}: got {got[n]['status']}, want {s}: {got[n]['feedback'][:300]}" for n, s in want.items()
              if got[n]["status"] != s]
     assert not wrong, "\n".join(wrong)
-    for n, rule in expected_rules(files).items():
+    for n, rule in headers(files, "rule").items():
         cheats = [h["rule"] for h in got[n]["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
         assert rule in cheats, f"{n}: want rule {rule}, got {cheats}: {got[n]['feedback'][:300]}"
 

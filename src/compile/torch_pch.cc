@@ -1,0 +1,68 @@
+#include "compile/torch_pch.h"
+
+#include <cstdlib>
+#include <system_error>
+
+#include "compile/compiler_run.h"
+#include "core/file_lock.h"
+#include "core/files.h"
+#include "core/sha256.h"
+
+namespace anvil {
+
+namespace fs = std::filesystem;
+
+std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
+                                          const ArtifactCache& cache, const BuildOptions& options, std::string& log) {
+  if (const char* off = std::getenv("ANVIL_PCH"); off != nullptr && std::string(off) == "0") return std::nullopt;
+  std::vector<std::string> argv = {"g++"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  const std::string key =
+      Sha256Hex("torch-extension-pch-v1\n" + torch_version + "\n" + CompilerIdentity("g++") + "\n" + JoinCommand(argv));
+  TorchPch pch;
+  FileLock lock(cache.LockPath(key));
+  if (auto dir = cache.Lookup(key)) {
+    pch.include_dir = *dir;
+    pch.use = "cached";
+    return pch;
+  }
+  auto scratch = cache.Scratch();
+  if (!scratch.ok()) {
+    log += "[anvil] no precompiled torch header: " + scratch.message() + "\n";
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::create_directories(scratch.value() / "torch", ec);
+  // g++ looks for torch/extension.h.gch in <dir>, and when it cannot use it
+  // (a stale PCH, or a second #include of the header after the PCH), reads
+  // <dir>/torch/extension.h instead: that one hands over to the real header.
+  const fs::path header = scratch.value() / "pch.h";
+  if (ec || !WriteFileAtomic(header, "#include <torch/extension.h>\n").ok() ||
+      !WriteFileAtomic(scratch.value() / "torch" / "extension.h", "#include_next <torch/extension.h>\n").ok()) {
+    log += "[anvil] no precompiled torch header: cannot write into " + scratch.value().string() + "\n";
+    (void)RemoveTree(scratch.value());
+    return std::nullopt;
+  }
+  argv.insert(argv.end(),
+              {"-x", "c++-header", header.string(), "-o", (scratch.value() / "torch" / "extension.h.gch").string()});
+  auto run = RunCompiler(argv, options.deadline);
+  if (!run.ok() || !run.value().ok) {
+    log += "[anvil] no precompiled torch header (building it failed; compiling without): " +
+           (run.ok() ? run.value().log.substr(0, 2000) : run.message()) + "\n";
+    (void)RemoveTree(scratch.value());
+    return std::nullopt;
+  }
+  auto dir = cache.Publish(key, scratch.value());
+  if (!dir.ok()) {
+    log += "[anvil] no precompiled torch header: " + dir.message() + "\n";
+    return std::nullopt;
+  }
+  pch.include_dir = dir.value();
+  pch.use = "built";
+  pch.seconds = run.value().seconds;
+  log += "[anvil] precompiled <torch/extension.h> for this compiler and these flags in " +
+         std::to_string(run.value().seconds).substr(0, 5) + " s (reused by later builds)\n";
+  return pch;
+}
+
+}  // namespace anvil

@@ -1,0 +1,59 @@
+"""The kernelbench-format build path (issue 5): the precompiled torch header makes the same object as the plain
+compile, and the verdict reports the compile's phases."""
+
+import json
+import uuid
+from pathlib import Path
+
+from conftest import EXAMPLES, eval_json, run_anvil
+
+RELU = str(EXAMPLES / "tasks" / "relu.py")
+
+CANDIDATE = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""
+#include <torch/extension.h>
+// TOKEN (a fresh source: never in a cache)
+torch::Tensor relu_forward(torch::Tensor x) {
+  auto out = torch::empty_like(x);
+  const float* src = x.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
+  return out;
+}
+"""
+_ext = load_inline(name="pch_probe", cpp_sources=[_SOURCE], functions=["relu_forward"])
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return _ext.relu_forward(x)
+'''
+
+
+def test_precompiled_header_builds_the_same_object(tmp_path):
+    candidate = tmp_path / "pch_probe_kb.py"
+    candidate.write_text(CANDIDATE.replace("TOKEN", uuid.uuid4().hex))
+    # The shared test cache: its PCH is built now or was by an earlier test.
+    with_pch, proc = eval_json("--task", RELU, "--candidate", str(candidate), "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    compile_gate = with_pch[0]["gates"]["compile"]
+    assert with_pch[0]["status"] == "pass", with_pch[0]["feedback"]
+    assert compile_gate["pch"] in ("built", "cached"), compile_gate["log_tail"][-2000:]
+    assert compile_gate["phase_seconds"]["cxx"] > 0 and compile_gate["phase_seconds"]["link"] > 0
+    assert "-Winvalid-pch" in compile_gate["log_tail"]
+    assert "not used because" not in compile_gate["log_tail"]  # g++ used it (-Winvalid-pch says when not).
+
+    proc = run_anvil("eval", "--json", "-q", "--task", RELU, "--candidate", str(candidate), "--no-perf",
+                     "--cache-dir", str(tmp_path / "plain-cache"), env={"ANVIL_PCH": "0"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plain = [json.loads(proc.stdout)]
+    assert plain[0]["status"] == "pass"
+    assert plain[0]["gates"]["compile"]["pch"] == ""
+    assert "pch" not in plain[0]["gates"]["compile"]["phase_seconds"]
+
+    objects = [Path(v["gates"]["compile"]["artifacts"]["pch_probe"]).parent / "main.o" for v in (with_pch[0], plain[0])]
+    assert objects[0] != objects[1]
+    assert objects[0].read_bytes() == objects[1].read_bytes()
