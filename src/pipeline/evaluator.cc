@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <ctime>
 
 #include "compile/extract.h"
@@ -11,11 +10,11 @@
 #include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
 #include "integrity/symbol_scan.h"
+#include "pipeline/runtime_outcome.h"
 #include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
-#include "verify/roofline.h"
 #include "verify/tensor_dir.h"
 
 namespace anvil {
@@ -36,40 +35,6 @@ std::string NowIso() {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-void FromRun(const RunOutcome& r, RunGate& g) {
-  g.ok = r.ok;
-  g.seconds += r.seconds;
-  g.timed_out = r.timed_out;
-  g.exit_code = r.exit_code;
-  g.term_signal = r.term_signal;
-  g.stage = r.stage;
-  g.message = r.message;
-  g.traceback = r.traceback;
-  g.stderr_tail = r.stderr_tail;
-  g.sandbox = SandboxLayerNames(r.sandbox_layers);
-  g.aten_compute.insert(g.aten_compute.end(), r.aten_compute.begin(), r.aten_compute.end());
-}
-
-// Runtime evidence that decides the verdict: the hit is recorded and the
-// candidate is a cheat; `skipped` says why no timing follows.
-void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
-  v.legal.ran = true;
-  v.legal.ok = false;
-  v.legal.hits.push_back(std::move(hit));
-  v.perf.skipped = skipped;
-  v.status = VerdictStatus::kCheat;
-}
-
-// The kernel killed a candidate process for a forbidden system call: an
-// attempt to leave the sandbox.
-void SandboxViolation(Verdict& v, const std::string& when) {
-  RuntimeCheat(v, SandboxViolationHit(when), "the sandbox stopped the candidate");
-}
-
-VerdictStatus RunFailureStatus(const RunGate& g) {
-  return g.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
 }
 
 Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
@@ -339,12 +304,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     // ATen) still passes the dispatcher (catalog A1, A3, A4).
     std::string ops;
     for (const auto& op : v.run.aten_compute) ops += (ops.empty() ? "" : ", ") + op;
-    RuleHit hit;
-    hit.rule = "run.aten_compute";
-    hit.severity = "cheat";
-    hit.source = "runtime";
-    hit.message = "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J): " + ops;
-    RuntimeCheat(v, std::move(hit), "torch computed the result");
+    RuntimeCheat(v, "run.aten_compute",
+                 "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J): " + ops,
+                 "torch computed the result");
     return;
   }
   if (!v.run.ok) {
@@ -520,122 +482,6 @@ void Evaluator::FinishCorrectness(Verdict& v) {
   c.ok = c.trials > 0 && c.passed == c.trials;
   v.correctness_rate = c.trials > 0 ? static_cast<double>(c.passed) / c.trials : 0;
   if (!v.error.empty() && v.status != VerdictStatus::kInfraError) v.status = VerdictStatus::kInfraError;
-}
-
-void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                            const fs::path& inputs_from, const fs::path& candidate, const fs::path& work, Verdict& v) {
-  PerfGate& p = v.perf;
-  p.warmup = options_.warmup;
-  p.iters = options_.iters;
-  RunRequest req = BaseRequest(candidate, v, torch);
-  req.prepared = inputs_from;
-  req.phase = RunPhase::kPerf;
-  // Cached trials rotate through the timed calls and are checked again;
-  // streamed ones (GBs per set) are timed on one set only.
-  // (Only sets that some call used: warmup + iters may be fewer than trials.)
-  req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
-  req.warmup = options_.warmup;
-  req.iters = options_.iters;
-  req.out_dir = work / "perf";
-  auto run = [&] {
-    StageClock clock(v, "perf");
-    return RunCandidate(backend_, req, 0);
-  }();
-  if (!run.ok()) {
-    v.error = "timing the candidate: " + run.message();
-    v.status = VerdictStatus::kInfraError;
-    return;
-  }
-  // The times themselves: anvil clocked every call (catalog D1, D5). A broken
-  // protocol is a cheat even when the child then failed (it cannot go on).
-  const ClockedCalls& timed = run.value().timed;
-  const bool cpu = backend_.TorchDevice() == "cpu";
-  const std::optional<ClockFinding> clock_finding = JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice);
-  auto clock_cheat = [&] {
-    RuleHit hit;
-    hit.rule = clock_finding->rule;
-    hit.severity = "cheat";
-    hit.source = "runtime";
-    hit.message = clock_finding->message;
-    RuntimeCheat(v, std::move(hit), "the timed calls' times cannot be trusted");
-  };
-  if (!timed.violation.empty()) {
-    FromRun(run.value(), v.run);
-    clock_cheat();
-    return;
-  }
-  if (!run.value().ok) {
-    FromRun(run.value(), v.run);
-    if (v.run.term_signal == SIGSYS) {
-      SandboxViolation(v, "while it was timed");
-      return;
-    }
-    v.run.stage = "perf: " + v.run.stage;
-    v.status = RunFailureStatus(v.run);
-    p.skipped = "the candidate failed while being timed";
-    return;
-  }
-  v.run.seconds += run.value().seconds;
-  // Outputs of timed calls must still be right: a kernel that replays,
-  // batches or detects the timing phase is caught here (catalog B2, B3, C4).
-  for (int k = 0; k < req.recheck_sets; ++k) {
-    StageClock clock(v, "compare");
-    const std::string trial = "trial_" + std::to_string(k);
-    TrialCheck t =
-        CompareTrial(task, inputs_from / trial / "expected", req.out_dir / ("recheck_" + std::to_string(k)), k, v);
-    if (t.ok) continue;
-    RuleHit hit;
-    hit.rule = "perf.recheck";
-    hit.severity = "cheat";
-    hit.source = "runtime";
-    hit.message = "while being timed, the output for input set " + std::to_string(k) +
-                  " no longer matched the reference (" + t.problem +
-                  ") although every correctness trial did: the kernel replays, batches or detects the timing "
-                  "phase (or is nondeterministic)";
-    RuntimeCheat(v, std::move(hit), "outputs of timed calls were wrong");
-    return;
-  }
-  if (clock_finding) {
-    clock_cheat();
-    return;
-  }
-  p.ran = true;
-  p.candidate = ComputeStats(timed.event_ms);
-  p.wall = ComputeStats(timed.wall_ms);
-  p.untimed_ms = MedianUntimedMs(timed);
-  // Catalog D8: faster than the outputs can even be written.
-  if (!cpu) {
-    const int64_t out_bytes = SpecOutputBytes(prepared.spec_json);
-    const double peak = PeakMemoryBandwidthGBs(backend_.DeviceModel());
-    p.floor_ms = RooflineFloorMs(out_bytes, peak);
-    if (p.floor_ms > 0 && p.candidate.median_ms < p.floor_ms) {
-      char buf[320];
-      std::snprintf(buf, sizeof buf,
-                    "the median timed call took %.4g ms, but writing its %.3g MB of outputs takes at least %.4g ms "
-                    "on a %s (%.0f GB/s peak, with %.0fx slack for caches): the time is impossible",
-                    p.candidate.median_ms, static_cast<double>(out_bytes) / 1e6, p.floor_ms,
-                    backend_.DeviceModel().c_str(), peak, kRooflineSlack);
-      RuleHit hit;
-      hit.rule = "perf.impossible_time";
-      hit.severity = "cheat";
-      hit.source = "runtime";
-      hit.message = buf;
-      RuntimeCheat(v, std::move(hit), "the timed calls' times are physically impossible");
-      return;
-    }
-  }
-  BaselineOptions bo;
-  bo.warmup = options_.warmup;
-  bo.iters = options_.iters;
-  auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
-    StageClock clock(v, "baselines");
-    Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
-    stats = b.stats;
-    error = b.error;
-    if (stats && p.candidate.median_ms > 0) speedup = stats->median_ms / p.candidate.median_ms;
-  };
-  if (options_.baseline_eager) measure(BaselineMode::kEager, p.eager, p.eager_error, p.speedup_eager);
-  if (options_.baseline_compile) measure(BaselineMode::kCompile, p.compile, p.compile_error, p.speedup_compile);
 }
 
 }  // namespace anvil

@@ -1,0 +1,49 @@
+#include "pipeline/runtime_outcome.h"
+
+#include <utility>
+
+#include "core/sandbox.h"
+#include "integrity/candidate_sandbox.h"
+
+namespace anvil {
+
+void FromRun(const RunOutcome& r, RunGate& g) {
+  g.ok = r.ok;
+  g.seconds += r.seconds;
+  g.timed_out = r.timed_out;
+  g.exit_code = r.exit_code;
+  g.term_signal = r.term_signal;
+  g.stage = r.stage;
+  g.message = r.message;
+  g.traceback = r.traceback;
+  g.stderr_tail = r.stderr_tail;
+  g.sandbox = SandboxLayerNames(r.sandbox_layers);
+  g.aten_compute.insert(g.aten_compute.end(), r.aten_compute.begin(), r.aten_compute.end());
+}
+
+void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
+  v.legal.ran = true;
+  v.legal.ok = false;
+  v.legal.hits.push_back(std::move(hit));
+  v.perf.skipped = skipped;
+  v.status = VerdictStatus::kCheat;
+}
+
+void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped) {
+  RuleHit hit;
+  hit.rule = std::move(rule);
+  hit.severity = "cheat";
+  hit.source = "runtime";
+  hit.message = std::move(message);
+  RuntimeCheat(v, std::move(hit), skipped);
+}
+
+void SandboxViolation(Verdict& v, const std::string& when) {
+  RuntimeCheat(v, SandboxViolationHit(when), "the sandbox stopped the candidate");
+}
+
+VerdictStatus RunFailureStatus(const RunGate& g) {
+  return g.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
+}
+
+}  // namespace anvil
