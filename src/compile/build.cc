@@ -117,11 +117,8 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   std::string log;
   bool failed = false;
   for (std::size_t i = 0; i < commands.size(); ++i) {
-    Result<CompilerRun> run = i < parallel ? started[i].get() : Result<CompilerRun>(Status::Error("not run"));
-    if (i >= parallel) {
-      if (failed) break;
-      run = RunCompiler(commands[i], options.deadline);
-    }
+    if (i >= parallel && failed) break;  // No link after a failed compile.
+    Result<CompilerRun> run = i < parallel ? started[i].get() : RunCompiler(commands[i], options.deadline);
     log += "$ " + JoinCommand(commands[i]) + "\n";
     if (!run.ok()) {
       log += "[anvil] " + run.message() + "\n";

@@ -42,7 +42,7 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
   // The times themselves: anvil clocked every call (catalog D1, D5). A broken
   // protocol is a cheat even when the child then failed (it cannot go on).
   const ClockedCalls& timed = run.value().timed;
-  const bool cpu = backend_.TorchDevice() == "cpu";
+  const bool cpu = backend_.kind() == BackendKind::kCpu;
   const std::optional<ClockFinding> clock_finding = JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice);
   auto clock_cheat = [&] {
     RuntimeCheat(v, clock_finding->rule, clock_finding->message, "the timed calls' times cannot be trusted");
