@@ -112,6 +112,24 @@ def _model_new(module, spec, device, prepared):
     return model
 
 
+def _construct_for_extraction(module, spec, recorded):
+    """Builds ModelNew once so that load_inline calls made in __init__ are recorded too. On the meta device first:
+    parameters get no memory and no values (a level-3 model took 10-25 s on the CPU), and nothing here needs them;
+    an __init__ that computes on its tensors fails there and is built on the CPU instead."""
+    if not hasattr(module, "ModelNew"):
+        return
+    before = len(recorded)
+    for device in ("meta", "cpu"):
+        del recorded[before:]  # What a failed attempt recorded is recorded again.
+        torch.manual_seed(spec.get("init_seed", 42))
+        try:
+            with torch.device(device):
+                call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
+            return
+        except TaskError:
+            pass  # Construction problems surface in the run gate.
+
+
 def extract(args):
     recorded = []
     _patch_load_inline(_record_extensions(recorded))
@@ -119,11 +137,7 @@ def extract(args):
     try:
         module = _load_candidate(args.candidate)
         if args.prepared:
-            spec = _read_spec(args.prepared)
-            try:
-                _model_new(module, spec, "cpu", args.prepared)
-            except TaskError:
-                pass  # Construction problems surface in the run gate.
+            _construct_for_extraction(module, _read_spec(args.prepared), recorded)
     except TaskError as e:
         problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
     with open(args.out, "w") as f:

@@ -57,3 +57,43 @@ def test_precompiled_header_builds_the_same_object(tmp_path):
     objects = [Path(v["gates"]["compile"]["artifacts"]["pch_probe"]).parent / "main.o" for v in (with_pch[0], plain[0])]
     assert objects[0] != objects[1]
     assert objects[0].read_bytes() == objects[1].read_bytes()
+
+
+# load_inline inside ModelNew.__init__: extraction builds the model to see the call. `INIT` is what __init__ does
+# before it: nothing (built on the meta device), or `.item()` on a tensor, which the meta device cannot answer
+# (built again on the CPU).
+LAZY_CANDIDATE = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""
+#include <torch/extension.h>
+torch::Tensor relu_forward(torch::Tensor x) {
+  auto out = torch::empty_like(x);
+  const float* src = x.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
+  return out;
+}
+"""
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        INIT
+        self.ext = load_inline(name="lazy_relu", cpp_sources=[_SOURCE], functions=["relu_forward"])
+
+    def forward(self, x):
+        return self.ext.relu_forward(x)
+'''
+
+
+def test_extensions_built_in_init_are_extracted(tmp_path):
+    for name, init in [("meta", "pass"), ("cpu_fallback", "self.scale = torch.ones(3).sum().item()")]:
+        candidate = tmp_path / f"lazy_{name}_kb.py"
+        candidate.write_text(LAZY_CANDIDATE.replace("INIT", init))
+        verdicts, proc = eval_json("--task", RELU, "--candidate", str(candidate), "--no-perf")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert verdicts[0]["status"] == "pass", (name, verdicts[0]["feedback"])
+        assert list(verdicts[0]["gates"]["compile"]["artifacts"]) == ["lazy_relu"], name
