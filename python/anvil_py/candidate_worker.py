@@ -290,7 +290,7 @@ def _check_outputs(result, k):
     return outputs
 
 
-def _timed_calls(model, trials, device, timer, args):
+def _timed_calls(model, trials, device, timer, args, clock):
     """Times the model with its inputs rotating through up to --recheck-sets trial input sets, copied into the
     same buffers before every call (so neither a call count nor a pointer tells a replay when it is safe), and
     writes the output of the last call made with each set to recheck_K/ for the engine to compare."""
@@ -315,7 +315,6 @@ def _timed_calls(model, trials, device, timer, args):
         last[state["call"] % len(sets)] = out
         return out
 
-    clock = CallClock(args.clock_fds) if args.clock_fds else None
     times = timer.time(call, args.warmup, args.iters, before_each, clock)
     timer.sync()
     if isinstance(model, NativeModel):
@@ -334,29 +333,31 @@ def run(args):
     timer = Timer(device)
     trials = list(_trial_dirs(args.prepared))
     with torch.no_grad():
-        if args.phase == "trials":
-            for k, trial_dir in trials:
-                inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
-                # Trial 0 of a kernelbench candidate runs under the aten trace.
-                trace = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
+        for k, trial_dir in trials:
+            inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
+            # Trial 0 of a kernelbench candidate runs under the aten trace.
+            trace = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
 
-                def forward():
-                    with trace:
-                        out = model(*inputs)
-                    timer.sync()  # Kernel errors surface here: they belong to the forward stage.
-                    return out
+            def forward():
+                with trace:
+                    out = model(*inputs)
+                timer.sync()  # Kernel errors surface here: they belong to the forward stage.
+                return out
 
-                result = call_stage("forward", forward)
-                if isinstance(trace, _AtenTrace):
-                    _write_aten_ops(args.out, trace.ops)
-                if isinstance(model, NativeModel):
-                    model.check_guards(f"trial {k}")
-                outputs = _check_outputs(result, k)
-                tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
-                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
-        else:
-            # The times reach anvil through its call clock only.
-            _timed_calls(model, trials, device, timer, args)
+            result = call_stage("forward", forward)
+            if isinstance(trace, _AtenTrace):
+                _write_aten_ops(args.out, trace.ops)
+            if isinstance(model, NativeModel):
+                model.check_guards(f"trial {k}")
+            outputs = _check_outputs(result, k)
+            tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
+                                [(f"out{i}", o) for i, o in enumerate(outputs)])
+        inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
+        # The timed calls, in this process when anvil asks for them; their times reach anvil through its call
+        # clock only.
+        clock = CallClock(args.clock_fds) if args.clock_fds else None
+        if clock and clock.trials_done():
+            _timed_calls(model, trials, device, timer, args, clock)
     return 0
 
 
@@ -374,12 +375,12 @@ def main(argv=None):
     r.add_argument("--device", default="cpu")
     r.add_argument("--out", required=True)
     r.add_argument("--builds")
-    r.add_argument("--phase", choices=["trials", "perf"], default="trials")
+    r.add_argument("--clock-fds", help="GO,DONE descriptors of anvil's call clock: the timed calls follow the "
+                   "trials when anvil asks (docs/protocol.md)")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--recheck-sets", type=int, default=0,
-                   help="perf: rotate through this many trial input sets and write each one's last output")
-    r.add_argument("--clock-fds", help="perf: GO,DONE descriptors of anvil's call clock (docs/protocol.md)")
+                   help="rotate the timed calls through this many trial input sets and write each one's last output")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True) if args.command == "run" else None
     try:

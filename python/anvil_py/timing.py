@@ -4,8 +4,9 @@ On cuda every timed call is bracketed by CUDA events after an L2 flush of twice
 the L2 size; on cpu by perf_counter_ns. Returns the raw times in milliseconds;
 the engine computes statistics (so they cannot be forged here).
 
-In the candidate's process the timed calls run under anvil's call clock
-(src/run/call_clock.h, docs/protocol.md): once its inputs are copied and the
+In the candidate's process the timed calls follow the correctness trials when
+anvil says so, and run under anvil's call clock (src/run/call_clock.h,
+docs/protocol.md): once its inputs are copied and the
 L2 flushed, each call says "ready" and waits for anvil's "go"; its end — after
 the whole device is synchronized — goes back with the nonce and the time, so
 anvil measures every call's wall time itself.
@@ -21,14 +22,17 @@ import torch
 _MESSAGE = struct.Struct("<8sQd")
 
 
-def _read_exact(fd, n):
+def _read_message(fd):
+    """One message from anvil, or None when it closed the channel first."""
     data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
+    while len(data) < _MESSAGE.size:
+        chunk = os.read(fd, _MESSAGE.size - len(data))
         if not chunk:
-            raise RuntimeError("anvil's timing channel closed")
+            if data:
+                raise RuntimeError("anvil's timing channel closed mid-message")
+            return None
         data += chunk
-    return data
+    return _MESSAGE.unpack(data)
 
 
 class CallClock:
@@ -37,11 +41,24 @@ class CallClock:
     def __init__(self, fds):
         self.go_fd, self.done_fd = (int(x) for x in fds.split(","))
 
+    def trials_done(self):
+        """The trials' outputs are written: True when anvil wants the timed calls now, False when it is done."""
+        os.write(self.done_fd, _MESSAGE.pack(b"trials", 0, 0.0))
+        message = _read_message(self.go_fd)
+        if message is None:
+            return False
+        if message[0].rstrip(b"\0") != b"perf":
+            raise RuntimeError(f"unexpected timing message {message[0]!r}")
+        return True
+
     def ready(self):
         os.write(self.done_fd, _MESSAGE.pack(b"ready", 0, 0.0))
 
     def wait_go(self):
-        tag, nonce, _ = _MESSAGE.unpack(_read_exact(self.go_fd, _MESSAGE.size))
+        message = _read_message(self.go_fd)
+        if message is None:
+            raise RuntimeError("anvil's timing channel closed")
+        tag, nonce, _ = message
         if tag.rstrip(b"\0") != b"go":
             raise RuntimeError(f"unexpected timing message {tag!r}")
         return nonce

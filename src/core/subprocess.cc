@@ -195,9 +195,12 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   Clock::time_point kill_at{};
   Clock::time_point drain_until{};
   const bool has_deadline = spec.deadline.count() > 0;
-  const auto deadline = start + spec.deadline;
+  auto deadline = start + spec.deadline;
 
   while (true) {
+    if (spec.deadline_extension_ms) {
+      deadline = start + spec.deadline + std::chrono::milliseconds(spec.deadline_extension_ms->load());
+    }
     if (!exited) {
       pid_t r = waitpid(pid, &wait_status, WNOHANG);
       if (r == pid) {

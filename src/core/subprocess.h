@@ -4,6 +4,7 @@
 // dies with the child. RunProcess is thread-safe: it touches no shared state.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,8 +22,11 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH.
   // Added to (or replacing entries of) the parent's environment.
   std::vector<std::pair<std::string, std::string>> env;
-  std::string working_dir;                    // Default: the parent's.
-  std::chrono::milliseconds deadline{0};      // 0 = no deadline.
+  std::string working_dir;                // Default: the parent's.
+  std::chrono::milliseconds deadline{0};  // 0 = no deadline.
+  // Moves the deadline this many milliseconds later; another thread may raise
+  // it while the child runs (a phase of the child with a deadline of its own).
+  std::shared_ptr<const std::atomic<int64_t>> deadline_extension_ms;
   std::chrono::milliseconds kill_grace{500};  // SIGTERM -> SIGKILL delay.
   std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
   // When set, the child enters it just before exec (core/sandbox.h).

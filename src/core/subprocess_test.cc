@@ -6,9 +6,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -90,6 +92,30 @@ TEST(SubprocessTest, DeadlineKillsWholeGroupIncludingGrandchildren) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(Alive(grandchild)) << "grandchild " << grandchild << " survived";
   std::system((std::string("rm -rf ") + tmpl).c_str());
+}
+
+TEST(SubprocessTest, DeadlineExtensionRaisedWhileRunningGrantsMoreTime) {
+  // A 0.4 s deadline on a 1 s child: it survives only because another thread
+  // moves the deadline 2 s later while it runs.
+  ProcessSpec spec = Shell("sleep 1; echo finished");
+  spec.deadline = std::chrono::milliseconds(400);
+  auto extension = std::make_shared<std::atomic<int64_t>>(0);
+  spec.deadline_extension_ms = extension;
+  std::thread raise([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    extension->store(2000);
+  });
+  auto r = RunProcess(spec);
+  raise.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().timed_out);
+  EXPECT_EQ(r.value().out, "finished\n");
+
+  // Without the raise the same deadline stops it.
+  spec.deadline_extension_ms = std::make_shared<std::atomic<int64_t>>(0);
+  auto stopped = RunProcess(spec);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_TRUE(stopped.value().timed_out);
 }
 
 TEST(SubprocessTest, BackgroundChildHoldingPipeDoesNotBlock) {

@@ -292,8 +292,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     return;
   }
 
-  // Gates 1 and 2: run the trials in a child, compare in this process.
-  fs::path perf_inputs = RunAndCheck(task, prepared, torch.value(), candidate, work, v);
+  // Gates 1 and 2: run the trials in a child, compare in this process (and
+  // gate 4's timed calls in the same child).
+  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
     SandboxViolation(v, "while it ran the trials");
@@ -320,7 +321,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
   // Gate 4: perf.
   v.status = VerdictStatus::kPass;
-  if (options_.perf) MeasurePerf(task, prepared, torch.value(), perf_inputs, candidate, work, v);
+  if (options_.perf) JudgePerf(task, prepared, run, v);
 }
 
 RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, const TorchInfo& torch) {
@@ -334,92 +335,119 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   return req;
 }
 
-fs::path Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                                const fs::path& candidate, const fs::path& work, Verdict& v) {
+Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
+                                             const fs::path& candidate, const fs::path& work, Verdict& v) {
   RunRequest req = BaseRequest(candidate, v, torch);
   v.run.ran = true;
   v.correct.ran = true;
   v.correct.trials = prepared.trials;
+  CheckedRun checked;
   auto infra = [&](const std::string& message) {
     v.error = message;
     v.status = VerdictStatus::kInfraError;
   };
 
-  if (!prepared.streamed) {
-    // Every trial is on disk: one child runs them all.
-    req.prepared = prepared.dir;
-    req.out_dir = work / "trials";
-    auto run = [&] {
-      StageClock clock(v, "run");
-      return RunCandidate(backend_, req, prepared.trials);
-    }();
-    if (!run.ok()) {
-      infra("running the candidate: " + run.message());
-      return prepared.dir;
+  // Cached trials are all on disk: one group. Streamed ones are made now,
+  // from their secret seeds: all at once when the scratch (memory-backed if
+  // possible) holds them all, otherwise each trial is made, run, compared and
+  // deleted before the next.
+  int groups = 1;
+  int per_group = prepared.trials;
+  if (prepared.streamed) {
+    const std::uintmax_t all_trials =
+        static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
+    std::uintmax_t room = FreeBytes(work);
+    if (options_.max_scratch_bytes > 0) {
+      room = std::min(room, static_cast<std::uintmax_t>(options_.max_scratch_bytes));
     }
-    FromRun(run.value(), v.run);
-    v.run.trials_completed = run.value().trials_completed;
-    // Compare what was written, also after a crash (for the record).
-    StageClock clock(v, "compare");
-    for (int k = 0; k < prepared.trials; ++k) {
-      std::string trial = "trial_" + std::to_string(k);
-      v.correct.details.push_back(CompareTrial(task, prepared.dir / trial / "expected", req.out_dir / trial, k, v));
+    if (room < all_trials + kScratchSlackBytes) {
+      groups = prepared.trials;
+      per_group = 1;
     }
-    FinishCorrectness(v);
-    return prepared.dir;
   }
-
-  // Streamed: the trials are made now, from their secret seeds. All at once
-  // when the scratch (memory-backed if possible) holds them all: one task
-  // worker and one candidate process instead of one per trial. Otherwise each
-  // trial is made, run, compared and deleted before the next.
-  const std::uintmax_t all_trials =
-      static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
-  std::uintmax_t room = FreeBytes(work);
-  if (options_.max_scratch_bytes > 0) room = std::min(room, static_cast<std::uintmax_t>(options_.max_scratch_bytes));
-  const bool together = room >= all_trials + kScratchSlackBytes;
-  const int groups = together ? 1 : prepared.trials;
-  const int per_group = together ? prepared.trials : 1;
-  fs::path last;
   for (int g = 0; g < groups; ++g) {
-    fs::path ref = work / ("ref_" + std::to_string(g));
-    std::vector<std::string> seeds(prepared.seeds.begin() + g * per_group,
-                                   prepared.seeds.begin() + (g + 1) * per_group);
-    Status made = [&] {
-      StageClock clock(v, "make_trials");
-      return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
-    }();
-    if (!made.ok()) {
-      infra("making trial " + std::to_string(g * per_group) + ": " + made.message());
-      return last;
+    fs::path ref = prepared.dir;
+    if (prepared.streamed) {
+      ref = work / ("ref_" + std::to_string(g));
+      std::vector<std::string> seeds(prepared.seeds.begin() + g * per_group,
+                                     prepared.seeds.begin() + (g + 1) * per_group);
+      Status made = [&] {
+        StageClock clock(v, "make_trials");
+        return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
+      }();
+      if (!made.ok()) {
+        infra("making trial " + std::to_string(g * per_group) + ": " + made.message());
+        return checked;
+      }
     }
     req.prepared = ref;
-    req.out_dir = work / ("got_" + std::to_string(g));
-    auto run = [&] {
-      StageClock clock(v, "run");
-      return RunCandidate(backend_, req, per_group);
-    }();
-    if (!run.ok()) {
-      infra("running the candidate: " + run.message());
-      return last;
-    }
-    FromRun(run.value(), v.run);
-    v.run.trials_completed += run.value().trials_completed;
-    {
+    req.out_dir = work / (prepared.streamed ? "got_" + std::to_string(g) : std::string("trials"));
+    bool compared = false;
+    auto compare = [&] {
       StageClock clock(v, "compare");
       for (int k = 0; k < per_group; ++k) {
         const std::string trial = "trial_" + std::to_string(k);
         v.correct.details.push_back(
             CompareTrial(task, ref / trial / "expected", req.out_dir / trial, g * per_group + k, v));
       }
+      compared = true;
+    };
+    double gate_seconds = 0;
+    if (options_.perf && g == groups - 1) {
+      // Gate 4 follows in the same process, but only for a candidate whose
+      // every trial is written, right and free of torch compute: the trials
+      // are compared while the child waits.
+      req.warmup = options_.warmup;
+      req.iters = options_.iters;
+      // Cached trials rotate through the timed calls and are checked again;
+      // streamed ones (GBs per set) are timed on one set only. (Only sets
+      // that some call used: warmup + iters may be fewer than trials.)
+      req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
+      req.time_after_trials = [&](const RunOutcome& trials) {
+        const auto t0 = std::chrono::steady_clock::now();
+        compare();
+        bool right = v.error.empty();
+        for (const TrialCheck& t : v.correct.details) right = right && t.ok;
+        gate_seconds = Seconds(t0);
+        return right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
+      };
     }
-    (void)RemoveTree(req.out_dir);
-    if (!last.empty()) (void)RemoveTree(last);
-    last = ref;
+    auto run = RunCandidate(backend_, req, per_group);
+    if (!run.ok()) {
+      infra("running the candidate: " + run.message());
+      return checked;
+    }
+    RunOutcome trials = run.value();
+    if (trials.timed.calls_started) {
+      // Every trial was written and right before the timed calls began: what
+      // went wrong after them belongs to gate 4.
+      checked.timed = trials;
+      checked.timed->seconds -= trials.trials_seconds + gate_seconds;
+      trials.ok = true;
+      trials.timed_out = false;
+      trials.exit_code = 0;
+      trials.term_signal = 0;
+      trials.stage = trials.message = trials.traceback = "";
+      trials.seconds = trials.trials_seconds;
+      v.stage_seconds["perf"] += checked.timed->seconds;
+    } else if (!trials.timed.violation.empty()) {
+      checked.timed = trials;  // The channel was abused during the trials: gate 4 judges it.
+    }
+    v.stage_seconds["run"] += trials.seconds;
+    FromRun(trials, v.run);
+    v.run.trials_completed += trials.trials_completed;
+    // Compare what was written, also after a crash (for the record).
+    if (!compared) compare();
+    checked.inputs = ref;
+    checked.out_dir = req.out_dir;
+    if (prepared.streamed) {
+      (void)RemoveTree(req.out_dir);
+      if (g > 0) (void)RemoveTree(work / ("ref_" + std::to_string(g - 1)));
+    }
     if (!v.run.ok) break;
   }
   FinishCorrectness(v);
-  return last;
+  return checked;
 }
 
 TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, const fs::path& got_dir, int trial,

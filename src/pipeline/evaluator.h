@@ -68,20 +68,26 @@ class Evaluator {
   std::string SandboxSwitches(const TorchInfo& torch);
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
              const std::filesystem::path& work, Verdict& v);
-  // Runs the trials (gate 1) and compares them (gate 2). Returns the prepared
-  // folder whose trial_0 the perf phase may use.
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
-  std::filesystem::path RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                                    const std::filesystem::path& candidate, const std::filesystem::path& work,
-                                    Verdict& v);
+  struct CheckedRun {
+    std::filesystem::path inputs;   // The prepared folder the last process ran on.
+    std::filesystem::path out_dir;  // Its outputs (recheck_K of the timed calls).
+    // That process, when its timed calls started (or it abused the clock):
+    // gate 4 judges it. Its seconds are those after the trials.
+    std::optional<RunOutcome> timed;
+  };
+  // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
+  // last process goes on to the timed calls once its trials passed.
+  CheckedRun RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
+                         const std::filesystem::path& candidate, const std::filesystem::path& work, Verdict& v);
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
                           int trial, Verdict& v);
   void FinishCorrectness(Verdict& v);
-  void MeasurePerf(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                   const std::filesystem::path& inputs_from, const std::filesystem::path& candidate,
-                   const std::filesystem::path& work, Verdict& v);
+  // Gate 4 on a candidate that passed gates 1-3: its timed calls (in
+  // pipeline/perf_gate.cc).
+  void JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& run, Verdict& v);
 
   Backend backend_;
   EvalOptions options_;

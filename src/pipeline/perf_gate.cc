@@ -1,11 +1,11 @@
-// Gate 4 of the evaluator: the timed calls through anvil's call clock, the
-// re-check of their outputs, the judgements on their times (call clock,
-// roofline floor), then the baselines.
+// Gate 4 of the evaluator: the timed calls (made through anvil's call clock by
+// the process that ran the trials), the re-check of their outputs, the
+// judgements on their times (call clock, roofline floor), then the baselines.
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 
-#include "pipeline/evaluator.h"  // Evaluator::MeasurePerf is defined here.
+#include "pipeline/evaluator.h"  // Evaluator::JudgePerf is defined here.
 #include "pipeline/runtime_outcome.h"
 #include "pipeline/stage_clock.h"
 #include "run/call_clock.h"
@@ -15,45 +15,36 @@
 namespace anvil {
 namespace fs = std::filesystem;
 
-void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                            const fs::path& inputs_from, const fs::path& candidate, const fs::path& work, Verdict& v) {
+void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& checked, Verdict& v) {
   PerfGate& p = v.perf;
   p.warmup = options_.warmup;
   p.iters = options_.iters;
-  RunRequest req = BaseRequest(candidate, v, torch);
-  req.prepared = inputs_from;
-  req.phase = RunPhase::kPerf;
-  // Cached trials rotate through the timed calls and are checked again;
-  // streamed ones (GBs per set) are timed on one set only.
-  // (Only sets that some call used: warmup + iters may be fewer than trials.)
-  req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
-  req.warmup = options_.warmup;
-  req.iters = options_.iters;
-  req.out_dir = work / "perf";
-  auto run = [&] {
-    StageClock clock(v, "perf");
-    return RunCandidate(backend_, req, 0);
-  }();
-  if (!run.ok()) {
-    v.error = "timing the candidate: " + run.message();
-    v.status = VerdictStatus::kInfraError;
+  if (!checked.timed) {
+    // The trials passed, yet the child never took its timed calls.
+    v.run.ok = false;
+    v.run.stage = "perf: exit";
+    v.run.message = "the candidate's process ended after its trials without taking its timed calls";
+    v.status = VerdictStatus::kRuntimeError;
+    p.skipped = "the candidate was not timed";
     return;
   }
+  const RunOutcome& run = *checked.timed;
+  const int recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
   // The times themselves: anvil clocked every call (catalog D1, D5). A broken
   // protocol is a cheat even when the child then failed (it cannot go on).
-  const ClockedCalls& timed = run.value().timed;
+  const ClockedCalls& timed = run.timed;
   const bool cpu = backend_.kind() == BackendKind::kCpu;
   const std::optional<ClockFinding> clock_finding = JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice);
   auto clock_cheat = [&] {
     RuntimeCheat(v, clock_finding->rule, clock_finding->message, "the timed calls' times cannot be trusted");
   };
   if (!timed.violation.empty()) {
-    FromRun(run.value(), v.run);
+    FromRun(run, v.run);
     clock_cheat();
     return;
   }
-  if (!run.value().ok) {
-    FromRun(run.value(), v.run);
+  if (!run.ok) {
+    FromRun(run, v.run);
     if (v.run.term_signal == SIGSYS) {
       SandboxViolation(v, "while it was timed");
       return;
@@ -63,14 +54,14 @@ void Evaluator::MeasurePerf(const Task& task, const PreparedTask& prepared, cons
     p.skipped = "the candidate failed while being timed";
     return;
   }
-  v.run.seconds += run.value().seconds;
+  v.run.seconds += run.seconds;
   // Outputs of timed calls must still be right: a kernel that replays,
   // batches or detects the timing phase is caught here (catalog B2, B3, C4).
-  for (int k = 0; k < req.recheck_sets; ++k) {
+  for (int k = 0; k < recheck_sets; ++k) {
     StageClock clock(v, "compare");
     const std::string trial = "trial_" + std::to_string(k);
-    TrialCheck t =
-        CompareTrial(task, inputs_from / trial / "expected", req.out_dir / ("recheck_" + std::to_string(k)), k, v);
+    TrialCheck t = CompareTrial(task, checked.inputs / trial / "expected",
+                                checked.out_dir / ("recheck_" + std::to_string(k)), k, v);
     if (t.ok) continue;
     RuntimeCheat(v, "perf.recheck",
                  "while being timed, the output for input set " + std::to_string(k) +

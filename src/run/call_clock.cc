@@ -77,7 +77,12 @@ CallClock::~CallClock() {
 
 void CallClock::Start(int calls) {
   calls_.expected = calls;
-  thread_ = std::thread([this, calls] { Loop(calls); });
+  thread_ = std::thread([this, calls] { Loop(calls, nullptr); });
+}
+
+void CallClock::StartAfterTrials(int calls, std::function<bool()> time_them) {
+  calls_.expected = calls;
+  thread_ = std::thread([this, calls, time_them = std::move(time_them)] { Loop(calls, time_them); });
 }
 
 ClockedCalls CallClock::Finish() {
@@ -108,8 +113,23 @@ bool CallClock::Receive(unsigned char* message) {
   return true;
 }
 
-void CallClock::Loop(int calls) {
-  Clocked(calls);
+void CallClock::Loop(int calls, const std::function<bool()>& time_them) {
+  if (time_them) {
+    unsigned char m[kClockMessageBytes];
+    if (Receive(m)) {
+      if (!TagIs(m, "trials")) {
+        calls_.violation = "the trials were announced by '" + TagText(m) + "', not 'trials'";
+      } else {
+        calls_.trials_announced = true;
+        if (time_them()) {
+          unsigned char perf[kClockMessageBytes];
+          Pack(perf, "perf", 0, calls);
+          calls_.calls_started = write(go_[1], perf, sizeof perf) == static_cast<ssize_t>(sizeof perf);
+        }
+      }
+    }
+  }
+  if (!time_them || calls_.calls_started) Clocked(calls);
   // No more calls: a child still waiting for one reads end-of-file and stops
   // (after a violation it would otherwise wait out its deadline).
   close(go_[1]);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,12 +21,16 @@
 
 namespace anvil {
 
-// One 24-byte message: an 8-byte tag ("ready", "go", "done", NUL-padded), a
+// One 24-byte message: an 8-byte tag ("trials", "perf", "ready", "go", "done", NUL-padded), a
 // nonce and a number (little-endian uint64, float64).
 inline constexpr int kClockMessageBytes = 24;
 
 struct ClockedCalls {
   int expected = 0;
+  // StartAfterTrials: the child said its trials were written, and anvil
+  // answered "perf" (the timed calls followed in the same process).
+  bool trials_announced = false;
+  bool calls_started = false;
   std::vector<double> wall_ms;   // Per finished call, measured by anvil.
   std::vector<double> event_ms;  // Per finished call, as the child reported it.
   std::string violation;         // What broke the protocol; empty when nothing did.
@@ -43,12 +48,17 @@ class CallClock {
   std::vector<int> ChildFds() const { return {go_[0], done_[1]}; }
   // Clocks `calls` calls on a thread of its own, once the child says ready.
   void Start(int calls);
+  // The same in a child that first runs its correctness trials: once it says
+  // "trials" (its outputs are written), `time_them` decides, on the clock's
+  // thread and while the child waits, whether it gets its timed calls ("perf")
+  // or is told to stop (its fd 3 is closed).
+  void StartAfterTrials(int calls, std::function<bool()> time_them);
   // After the child has exited: stops the clock and returns what it saw.
   ClockedCalls Finish();
 
  private:
   CallClock() = default;
-  void Loop(int calls);
+  void Loop(int calls, const std::function<bool()>& time_them);
   void Clocked(int calls);
   // Reads one message; false when stopped first or the pipe failed.
   bool Receive(unsigned char* message);

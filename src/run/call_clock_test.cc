@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "core/subprocess.h"
@@ -26,6 +27,9 @@ def read():
     return M.unpack(b)
 if mode == "silent":
     sys.exit(0)
+if mode == "trials":  # The trials are written: time them? (end of file: no)
+    os.write(4, M.pack(b"trials", 0, 0.0))
+    assert read()[0].rstrip(b"\0") == b"perf"
 for i in range(calls):
     if mode == "early" and i == 2:
         sys.exit(0)
@@ -41,7 +45,8 @@ if mode == "extra":
     os.write(4, M.pack(b"done", 7, 0.001))
 )";
 
-ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode) {
+ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode,
+                      std::function<bool()> after_trials = nullptr) {
   auto clock = CallClock::Open();
   EXPECT_TRUE(clock.ok()) << clock.message();
   ProcessSpec spec;
@@ -49,11 +54,38 @@ ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::s
                mode};
   spec.deadline = std::chrono::milliseconds(30000);
   spec.pass_fds = clock.value()->ChildFds();
-  clock.value()->Start(calls);
+  if (after_trials) {
+    clock.value()->StartAfterTrials(calls, after_trials);
+  } else {
+    clock.value()->Start(calls);
+  }
   auto r = RunProcess(spec);
   EXPECT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r.value().exit_code, 0) << r.value().err;
   return clock.value()->Finish();
+}
+
+TEST(CallClockTest, TimedCallsFollowTrialsOnlyWhenAnvilSaysSo) {
+  int asked = 0;
+  ClockedCalls timed = RunChild(4, 2, -1, "trials", [&] { return ++asked > 0; });
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(timed.trials_announced);
+  EXPECT_TRUE(timed.calls_started);
+  EXPECT_EQ(timed.wall_ms.size(), 4u);
+  EXPECT_TRUE(timed.violation.empty()) << timed.violation;
+  EXPECT_FALSE(JudgeClock(timed, kHiddenFloorMsCpu).has_value());
+
+  // "No": the child reads end of file and stops; no call is clocked.
+  ClockedCalls stopped = RunChild(4, 2, -1, "trials", [] { return false; });
+  EXPECT_TRUE(stopped.trials_announced);
+  EXPECT_FALSE(stopped.calls_started);
+  EXPECT_TRUE(stopped.wall_ms.empty());
+  EXPECT_TRUE(stopped.violation.empty()) << stopped.violation;
+
+  // A child that skips the announcement breaks the protocol.
+  ClockedCalls skipped = RunChild(2, 1, -1, "honest", [] { return true; });
+  EXPECT_FALSE(skipped.trials_announced);
+  EXPECT_NE(skipped.violation.find("not 'trials'"), std::string::npos) << skipped.violation;
 }
 
 TEST(CallClockTest, HonestChildIsClockedCallByCall) {

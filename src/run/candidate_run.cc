@@ -1,6 +1,10 @@
 #include "run/candidate_run.h"
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/files.h"
 #include "core/python.h"
@@ -11,6 +15,35 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr int kStderrTailLines = 25;
+
+// What the child's folder says so far: its error, trial 0's aten ops, and how
+// many trials it wrote.
+void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) {
+  if (auto text = ReadFile(out_dir / "error.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object()) {
+      out.stage = j.value("stage", "");
+      out.message = j.value("message", "");
+      out.traceback = j.value("traceback", "");
+    }
+  }
+  out.aten_compute.clear();
+  if (auto text = ReadFile(out_dir / "aten_ops.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object() && j.contains("compute") && j["compute"].is_array()) {
+      for (const auto& op : j["compute"]) {
+        if (op.is_string()) out.aten_compute.push_back(op.get<std::string>());
+      }
+    }
+  }
+  std::error_code ec;
+  out.trials_completed = 0;
+  while (out.trials_completed < expected_trials &&
+         fs::exists(out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
+    ++out.trials_completed;
+  }
+}
+
 }  // namespace
 
 Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& request, int expected_trials) {
@@ -29,39 +62,39 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   fs::path builds_file = request.out_dir / "builds.json";
   if (Status s = WriteFileAtomic(builds_file, builds.dump()); !s.ok()) return s;
 
-  const bool perf = request.phase == RunPhase::kPerf;
-  ProcessSpec spec = PythonWorkerSpec("candidate_worker", {"run",
-                                                           "--candidate",
-                                                           request.candidate.string(),
-                                                           "--format",
-                                                           request.format,
-                                                           "--prepared",
-                                                           request.prepared.string(),
-                                                           "--device",
-                                                           backend.TorchDevice(),
-                                                           "--out",
-                                                           request.out_dir.string(),
-                                                           "--builds",
-                                                           builds_file.string(),
-                                                           "--phase",
-                                                           perf ? "perf" : "trials",
-                                                           "--warmup",
-                                                           std::to_string(request.warmup),
-                                                           "--iters",
-                                                           std::to_string(request.iters),
-                                                           "--recheck-sets",
-                                                           std::to_string(request.recheck_sets)});
+  ProcessSpec spec = PythonWorkerSpec(
+      "candidate_worker", {"run", "--candidate", request.candidate.string(), "--format", request.format, "--prepared",
+                           request.prepared.string(), "--device", backend.TorchDevice(), "--out",
+                           request.out_dir.string(), "--builds", builds_file.string()});
+  spec.deadline = request.deadline;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  std::optional<Clock::time_point> announced;
   std::unique_ptr<CallClock> clock;
-  if (perf) {
+  if (request.time_after_trials) {
     auto opened = CallClock::Open();
     if (!opened.ok()) return opened.status();
     clock = std::move(opened).value();
     spec.pass_fds = clock->ChildFds();
-    spec.argv.push_back("--clock-fds");
-    spec.argv.push_back("3,4");
-    clock->Start(request.iters);
+    for (const std::string& arg :
+         {std::string("--clock-fds"), std::string("3,4"), std::string("--warmup"), std::to_string(request.warmup),
+          std::string("--iters"), std::to_string(request.iters), std::string("--recheck-sets"),
+          std::to_string(request.recheck_sets)}) {
+      spec.argv.push_back(arg);
+    }
+    auto extension = std::make_shared<std::atomic<int64_t>>(0);
+    spec.deadline_extension_ms = extension;
+    // Runs on the clock's thread while the child waits: the timed calls get
+    // the whole deadline again, from when they are allowed.
+    clock->StartAfterTrials(request.iters, [&, extension] {
+      announced = Clock::now();
+      RunOutcome trials;
+      ReadWritten(request.out_dir, expected_trials, trials);
+      const bool time_them = request.time_after_trials(trials);
+      extension->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+      return time_them;
+    });
   }
-  spec.deadline = request.deadline;
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
   CandidateAccess access;
@@ -78,7 +111,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   for (auto& kv : CandidateEnvironment(request.out_dir)) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   RunOutcome out;
-  if (clock) out.timed = clock->Finish();
+  if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.
   if (!r.ok()) return r.status();
 
   const ProcessResult& p = r.value();
@@ -86,43 +119,23 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   out.exit_code = p.exit_code;
   out.term_signal = p.timed_out ? 0 : p.term_signal;
   out.seconds = p.wall_seconds;
+  if (announced) out.trials_seconds = std::chrono::duration<double>(*announced - start).count();
   out.sandbox_layers = p.sandbox_layers;
   out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);
-  if (auto text = ReadFile(request.out_dir / "error.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object()) {
-      out.stage = j.value("stage", "");
-      out.message = j.value("message", "");
-      out.traceback = j.value("traceback", "");
-    }
-  }
-  if (auto text = ReadFile(request.out_dir / "aten_ops.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object() && j.contains("compute") && j["compute"].is_array()) {
-      for (const auto& op : j["compute"]) {
-        if (op.is_string()) out.aten_compute.push_back(op.get<std::string>());
-      }
-    }
-  }
-  while (out.trials_completed < expected_trials &&
-         fs::exists(request.out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
-    ++out.trials_completed;
-  }
-  bool wrote_all = true;
-  if (perf) {
-    // A broken protocol is judged by the caller (a cheat), not a failed run.
-    wrote_all = static_cast<int>(out.timed.event_ms.size()) == request.iters || !out.timed.violation.empty();
-  } else {
-    wrote_all = out.trials_completed == expected_trials;
-  }
+  ReadWritten(request.out_dir, expected_trials, out);
+  const bool timed = out.timed.calls_started;
+  // A broken protocol is judged by the caller (a cheat), not a failed run.
+  const bool wrote_all =
+      out.trials_completed == expected_trials &&
+      (!timed || static_cast<int>(out.timed.event_ms.size()) == request.iters || !out.timed.violation.empty());
   out.ok = p.Succeeded() && wrote_all;
   if (p.Succeeded() && !wrote_all && out.message.empty()) {
     out.stage = "exit";
-    out.message = perf ? "the candidate's process exited before its timed calls were done (" +
-                             std::to_string(out.timed.event_ms.size()) + " of " + std::to_string(request.iters) + ")"
-                       : "the candidate's process exited before producing all outputs (" +
-                             std::to_string(out.trials_completed) + " of " + std::to_string(expected_trials) +
-                             " trials)";
+    out.message = out.trials_completed < expected_trials
+                      ? "the candidate's process exited before producing all outputs (" +
+                            std::to_string(out.trials_completed) + " of " + std::to_string(expected_trials) + " trials)"
+                      : "the candidate's process exited before its timed calls were done (" +
+                            std::to_string(out.timed.event_ms.size()) + " of " + std::to_string(request.iters) + ")";
   }
   return out;
 }

@@ -1,12 +1,15 @@
 // Gate 1 (run): the candidate's code runs only in a child process — the
 // candidate worker — with a deadline that kills its whole process group. Its
 // crash, exception, exit or hang is captured as data; the parent never dies
-// with it. One call runs one phase (the correctness trials, or timing).
+// with it. One process runs the correctness trials and, when the caller says
+// so once they are written, the timed calls (gate 4): the model is built and
+// torch and CUDA start once per candidate, not once per phase.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,27 +21,10 @@
 
 namespace anvil {
 
-enum class RunPhase { kTrials, kPerf };
-
-struct RunRequest {
-  std::filesystem::path candidate;
-  std::string format;                            // "kernelbench" | "native"
-  std::filesystem::path prepared;                // PreparedTask::dir
-  std::map<std::string, std::string> artifacts;  // From the compile gate.
-  RunPhase phase = RunPhase::kTrials;
-  int warmup = 3;  // kPerf only.
-  int iters = 20;  // kPerf only.
-  // kPerf: rotate the timed calls through this many trial input sets and
-  // write each set's last output to out_dir/recheck_K (0: one set, no outputs).
-  int recheck_sets = 0;
-  std::chrono::milliseconds deadline{120000};
-  std::filesystem::path out_dir;     // Created; outputs land here; the candidate's only writable folder.
-  const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
-  std::string sandbox_switches;      // As in CandidateAccess::switches.
-};
-
 struct RunOutcome {
-  bool ok = false;  // Exited 0 and wrote what the phase promises.
+  // Exited 0 and wrote what it promised: every trial's outputs and, when they
+  // started, every timed call's time.
+  bool ok = false;
   bool timed_out = false;
   int exit_code = 0;
   int term_signal = 0;
@@ -49,10 +35,32 @@ struct RunOutcome {
   std::string traceback;
   std::string stderr_tail;
   int trials_completed = 0;  // Trials whose outputs were written.
-  ClockedCalls timed;        // kPerf: the timed calls, through anvil's clock.
-  // kTrials, kernelbench format: the aten compute ops trial 0's forward
-  // dispatched (out_dir/aten_ops.json, docs/protocol.md).
+  // The timed calls, through anvil's clock (timed.calls_started: they ran).
+  ClockedCalls timed;
+  double trials_seconds = 0;  // From the start to the trials' announcement (timed calls ran).
+  // Kernelbench format: the aten compute ops trial 0's forward dispatched
+  // (out_dir/aten_ops.json, docs/protocol.md).
   std::vector<std::string> aten_compute;
+};
+
+struct RunRequest {
+  std::filesystem::path candidate;
+  std::string format;                            // "kernelbench" | "native"
+  std::filesystem::path prepared;                // PreparedTask::dir
+  std::map<std::string, std::string> artifacts;  // From the compile gate.
+  // Set: once the child has written every trial, this decides (it may compare
+  // them) whether its timed calls follow, through anvil's call clock; they get
+  // a deadline of their own. Unset: the child stops after the trials.
+  std::function<bool(const RunOutcome& trials)> time_after_trials;
+  int warmup = 3;
+  int iters = 20;
+  // Rotate the timed calls through this many trial input sets and write each
+  // set's last output to out_dir/recheck_K (0: one set, no outputs).
+  int recheck_sets = 0;
+  std::chrono::milliseconds deadline{120000};  // For the trials, and again for the timed calls.
+  std::filesystem::path out_dir;               // Created; outputs land here; the candidate's only writable folder.
+  const TorchInfo* torch = nullptr;            // Import paths for the sandbox; required.
+  std::string sandbox_switches;                // As in CandidateAccess::switches.
 };
 
 // Error only for anvil's own failures (cannot start the worker, cannot write

@@ -81,3 +81,69 @@ def test_streamed_trials_give_the_same_verdicts(scratch):
     assert len(verdicts[1]["gates"]["correct"]["details"]) == 3
     assert verdicts[0]["gates"]["perf"]["ran"] and verdicts[0]["gates"]["perf"]["eager"]
     assert verdicts[2]["gates"]["run"]["trials_completed"] == 0
+
+
+# A native ReLU that spins SPIN_MS per call, and from call HANG_AFTER on forever (-1: never).
+SPINNER = r"""
+#include <chrono>
+#include <cstdint>
+
+#include "anvil/native.h"
+
+namespace {
+int g_calls = 0;
+volatile bool g_spin = true;
+}  // namespace
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  if (n_in != 1 || n_out != 1) return 1;
+  if (HANG_AFTER >= 0 && g_calls++ >= HANG_AFTER) {
+    while (g_spin) asm volatile("");
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(SPIN_MS);
+  while (std::chrono::steady_clock::now() < until) asm volatile("");
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return 0;
+}
+"""
+
+
+def spinner(tmp_path, name, spin_ms, hang_after):
+    path = tmp_path / name
+    path.write_text(SPINNER.replace("SPIN_MS", str(spin_ms)).replace("HANG_AFTER", str(hang_after)))
+    return str(path)
+
+
+def test_timed_calls_follow_the_trials_in_one_process_with_a_deadline_of_their_own(tmp_path):
+    # 2 trials and 1 + 3 timed calls of 1.5 s each: the process lives ~13 s, longer than the 10 s deadline,
+    # but the trials and the timed calls each fit in it.
+    cand = spinner(tmp_path, "slow_native.cpp", 1500, -1)
+    verdicts, proc = eval_json("--task", RELU, "--candidate", cand, "--timeout", "10", "--trials", "2",
+                               "--warmup", "1", "--iters", "3", "--baselines", "none")
+    assert proc.returncode == 0, proc.stderr
+    v = verdicts[0]
+    assert v["status"] == "pass", v["feedback"]
+    assert v["gates"]["perf"]["ran"]
+    assert 1400 < v["gates"]["perf"]["candidate"]["median_ms"] < 3000
+    stages = v["stage_seconds"]
+    assert stages["run"] >= 3.0 and stages["perf"] >= 4.5, stages  # The one process's time, split at the trials.
+    assert v["gates"]["run"]["seconds"] > 10, v["gates"]["run"]
+
+
+def test_a_candidate_that_hangs_only_in_its_timed_calls_times_out(tmp_path):
+    cand = spinner(tmp_path, "hang_timed_native.cpp", 0, 2)  # Two trials pass, the first timed call hangs.
+    start = time.monotonic()
+    verdicts, proc = eval_json("--task", RELU, "--candidate", cand, "--timeout", "6", "--trials", "2",
+                               "--baselines", "none")
+    assert proc.returncode == 0, proc.stderr
+    v = verdicts[0]
+    assert v["status"] == "timeout", v["feedback"]
+    assert v["gates"]["correct"]["ok"] and v["gates"]["run"]["timed_out"]
+    assert v["gates"]["run"]["stage"].startswith("perf"), v["gates"]["run"]
+    assert not v["gates"]["perf"]["ran"]
+    assert time.monotonic() - start < 30
+    time.sleep(0.2)
+    assert processes_mentioning(cand) == []
