@@ -83,6 +83,16 @@ def _outputs(result):
     return outputs
 
 
+def timing_set_count(wanted, set_bytes, budget):
+    """Sets for `wanted` timed calls of `set_bytes` each: all that fit in `budget`, but more than half of them (so
+    the median comes from first sights) while they fit in 4x the budget, and at least one."""
+    if wanted <= 0:
+        return 0
+    set_bytes = max(set_bytes, 1)
+    count = min(wanted, max(budget // set_bytes, wanted // 2 + 1))
+    return max(1, min(count, 4 * budget // set_bytes))
+
+
 def prepare(args):
     device = torch.device(args.device)
     seeds = [int(s) for s in args.seeds.split(",") if s]
@@ -95,6 +105,7 @@ def prepare(args):
                os.path.join(args.out, "state_dict.pt"))
 
     spec = None
+    streamed = False
     with torch.no_grad():
         for k, seed in enumerate(seeds):
             inputs = make_inputs(get_inputs, seed, device)
@@ -120,7 +131,20 @@ def prepare(args):
                     spec["streamed"] = {"trial_bytes": trial_bytes}
                     with open(os.path.join(args.out, "seeds.json"), "w") as f:
                         json.dump(seeds, f)
+                    streamed = True
                     break
+        timing_seeds = [int(s) for s in args.timing_seeds.split(",") if s]
+        if spec is not None and not streamed and timing_seeds:
+            # The timed calls' own input sets (catalog B2): values no trial had, each with its reference outputs.
+            count = timing_set_count(len(timing_seeds), trial_bytes, args.max_timing_bytes)
+            for k, seed in enumerate(timing_seeds[:count]):
+                inputs = make_inputs(get_inputs, seed, device)
+                timing_dir = os.path.join(args.out, f"timing_{k}")
+                tensor_io.write_dir(os.path.join(timing_dir, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
+                outputs = _outputs(call_stage("forward", model, *inputs))
+                tensor_io.write_dir(os.path.join(timing_dir, "expected"),
+                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
+            spec["timing_sets"] = count
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
@@ -223,6 +247,9 @@ def main(argv=None):
     p.add_argument("--device", default="cpu")
     p.add_argument("--seeds", required=True)
     p.add_argument("--init-seed", type=int, default=42)
+    p.add_argument("--timing-seeds", default="", help="secret seeds of the timed calls' own input sets")
+    p.add_argument("--max-timing-bytes", type=int, default=1 << 30,
+                   help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,
                    help="above this many bytes per trial, keep no trial data (streamed mode)")
     b = sub.add_parser("baseline")

@@ -31,6 +31,13 @@ constexpr const char* kSystemFolders[] = {"/usr",   "/bin", "/sbin", "/lib",  "/
                                           "/lib64", "/etc", "/opt",  "/proc", "/sys"};
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
+// trial_K/ and timing_K/: inputs the candidate may read, reference outputs it
+// may not.
+bool IsInputSetFolder(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.starts_with("trial_") || name.starts_with("timing_");
+}
+
 }  // namespace
 
 SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access) {
@@ -91,7 +98,7 @@ std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared) {
   std::vector<fs::path> paths = {prepared / "spec.json", prepared / "state_dict.pt", prepared / "params"};
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(prepared, ec)) {
-    if (entry.path().filename().string().starts_with("trial_")) paths.push_back(entry.path() / "inputs");
+    if (IsInputSetFolder(entry.path())) paths.push_back(entry.path() / "inputs");
   }
   return paths;
 }
@@ -101,7 +108,7 @@ std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(prepared, ec)) {
     const fs::path expected = entry.path() / "expected";
-    if (entry.path().filename().string().starts_with("trial_") && fs::is_directory(expected, ec)) {
+    if (IsInputSetFolder(entry.path()) && fs::is_directory(expected, ec)) {
       paths.push_back(expected);
     }
   }

@@ -71,9 +71,10 @@ inline const char* const kSandboxFallbacks[] = {
     "", "-landlock", "-landlock,-userns", "-landlock,-userns,-netns", "-seccomp", "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
-// spec.json, state_dict.pt, params/ and every trial's inputs/ — never expected/.
+// spec.json, state_dict.pt, params/ and the inputs/ of every trial and
+// timing set — never expected/.
 std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
-// Every trial's expected/ folder: hidden from the candidate.
+// Every trial's and timing set's expected/ folder: hidden from the candidate.
 std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared);
 
 // The rule hit for a candidate process the sandbox killed (SIGSYS) `when`

@@ -36,6 +36,8 @@ TEST_F(PreparedAccessTest, CandidateReadsInputsButNeverExpectedOutputs) {
   Write("trial_0/expected/tensors.json", "{}");
   Write("trial_1/inputs/tensors.json", "{}");
   Write("trial_1/expected/tensors.json", "{}");
+  Write("timing_0/inputs/tensors.json", "{}");
+  Write("timing_0/expected/tensors.json", "{}");
   Write("seeds.json", "[]");
   auto readable = CandidateReadablePrepared(dir_);
   auto hidden = CandidateHiddenPrepared(dir_);
@@ -45,12 +47,14 @@ TEST_F(PreparedAccessTest, CandidateReadsInputsButNeverExpectedOutputs) {
   EXPECT_TRUE(has(readable, dir_ / "spec.json"));
   EXPECT_TRUE(has(readable, dir_ / "trial_0" / "inputs"));
   EXPECT_TRUE(has(readable, dir_ / "trial_1" / "inputs"));
+  EXPECT_TRUE(has(readable, dir_ / "timing_0" / "inputs"));
   for (const auto& p : readable) {
     EXPECT_EQ(p.string().find("expected"), std::string::npos) << p;
     EXPECT_NE(p.filename(), "seeds.json");
   }
-  EXPECT_EQ(hidden.size(), 2u);
+  EXPECT_EQ(hidden.size(), 3u);
   EXPECT_TRUE(has(hidden, dir_ / "trial_0" / "expected"));
+  EXPECT_TRUE(has(hidden, dir_ / "timing_0" / "expected"));
   EXPECT_TRUE(CandidateReadablePrepared("").empty());
 }
 

@@ -105,6 +105,7 @@ Result<PreparedTask> Evaluator::Prepare(const Task& task) {
   po.cache_dir = options_.cache_dir;
   po.trials = options_.trials;
   po.max_trial_bytes = options_.max_trial_bytes;
+  if (options_.perf) po.timing_sets = options_.iters;
   auto prepared = PrepareTask(task, backend_, torch.value().torch_version, po);
   if (!prepared.ok()) return prepared.status();
   std::lock_guard<std::mutex> lock(mu_);
@@ -399,10 +400,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       // are compared while the child waits.
       req.warmup = options_.warmup;
       req.iters = options_.iters;
-      // Cached trials rotate through the timed calls and are checked again;
-      // streamed ones (GBs per set) are timed on one set only. (Only sets
-      // that some call used: warmup + iters may be fewer than trials.)
-      req.recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
+      req.recheck_sets = RecheckSets(prepared, options_);
       req.time_after_trials = [&](const RunOutcome& trials) {
         const auto t0 = std::chrono::steady_clock::now();
         compare();

@@ -44,6 +44,12 @@ struct EvalOptions {
   int64_t max_scratch_bytes = 0;
 };
 
+// How many input sets the timed calls rotate through, each one's last output
+// checked again: the task's timing sets (never seen by a trial); without them
+// the trials' sets (those some call uses); none for streamed tasks (GBs per
+// set: timed on trial 0 alone).
+int RecheckSets(const PreparedTask& prepared, const EvalOptions& options);
+
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
 Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 

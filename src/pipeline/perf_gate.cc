@@ -15,6 +15,12 @@
 namespace anvil {
 namespace fs = std::filesystem;
 
+int RecheckSets(const PreparedTask& prepared, const EvalOptions& options) {
+  if (prepared.streamed) return 0;
+  if (prepared.timing_sets > 0) return std::min(prepared.timing_sets, options.iters);
+  return std::min(prepared.trials, options.warmup + options.iters);
+}
+
 void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& checked, Verdict& v) {
   PerfGate& p = v.perf;
   p.warmup = options_.warmup;
@@ -29,7 +35,8 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     return;
   }
   const RunOutcome& run = *checked.timed;
-  const int recheck_sets = prepared.streamed ? 0 : std::min(prepared.trials, options_.warmup + options_.iters);
+  const int recheck_sets = RecheckSets(prepared, options_);
+  p.timing_sets = prepared.timing_sets > 0 ? recheck_sets : 0;
   // The times themselves: anvil clocked every call (catalog D1, D5). A broken
   // protocol is a cheat even when the child then failed (it cannot go on).
   const ClockedCalls& timed = run.timed;
@@ -59,7 +66,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   // batches or detects the timing phase is caught here (catalog B2, B3, C4).
   for (int k = 0; k < recheck_sets; ++k) {
     StageClock clock(v, "compare");
-    const std::string trial = "trial_" + std::to_string(k);
+    const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
     TrialCheck t = CompareTrial(task, checked.inputs / trial / "expected",
                                 checked.out_dir / ("recheck_" + std::to_string(k)), k, v);
     if (t.ok) continue;

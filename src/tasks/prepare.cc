@@ -40,9 +40,11 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
   return "task " + task.name + ": the task worker failed (" + r.Describe() + ")\n" + TailLines(r.err, 8);
 }
 
-// Streamed tasks keep their trial seeds (secret, like the reference outputs
-// of cached tasks) in seeds.json.
+// The timing sets from the spec; streamed tasks keep their trial seeds
+// (secret, like the reference outputs of cached tasks) in seeds.json.
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
+  nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
+  if (parsed.is_object()) prepared.timing_sets = parsed.value("timing_sets", 0);
   auto text = ReadFile(prepared.dir / "seeds.json");
   if (!text.ok()) return prepared;
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
@@ -64,7 +66,8 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   // Baseline times live in the prepared folder: the device model is part of the key.
   std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version +
                               "|" + std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
-                              std::to_string(options.max_trial_bytes) + "|" + std::to_string(kProtocolVersion));
+                              std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) +
+                              "|" + std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
   std::error_code ec;
@@ -85,9 +88,11 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (!tmp.ok()) return tmp.status();
   fs::path work = tmp.value() / "prepared";
   ProcessSpec spec = PythonWorkerSpec(
-      "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
-                      backend.TorchDevice(), "--seeds", SecretSeeds(options.trials), "--init-seed",
-                      std::to_string(options.init_seed), "--max-trial-bytes", std::to_string(options.max_trial_bytes)});
+      "task_worker",
+      {"prepare", "--task", task.path.string(), "--out", work.string(), "--device", backend.TorchDevice(), "--seeds",
+       SecretSeeds(options.trials), "--init-seed", std::to_string(options.init_seed), "--max-trial-bytes",
+       std::to_string(options.max_trial_bytes), "--timing-seeds", SecretSeeds(options.timing_sets),
+       "--max-timing-bytes", std::to_string(options.max_timing_bytes)});
   spec.deadline = options.deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) {

@@ -1,5 +1,6 @@
 // prepare(task), the trusted first step of every evaluation (DESIGN.md): the
-// spec, secret trial seeds, inputs and reference outputs for each trial, and
+// spec, secret trial seeds, inputs and reference outputs for each trial and
+// for the timed calls, and
 // the eager / torch.compile baseline times. Everything is made by the task
 // worker (reference code only, never candidate code) and cached on disk per
 // (task content, backend, device model, torch version, trial count). Concurrent callers for
@@ -27,6 +28,15 @@ struct PrepareOptions {
   // Above this many bytes of inputs + outputs per trial, trial data is not
   // cached: each trial is made when the candidate needs it (streamed).
   int64_t max_trial_bytes = int64_t{1} << 30;
+  // Timed calls (cached tasks): input sets of their own, made from secret
+  // seeds no trial uses, each with its reference outputs, so that no timed
+  // call sees values seen before (catalog B2: a cache keyed on input values
+  // replays nothing). `timing_sets` for one set per timed call; fewer when
+  // they do not fit in max_timing_bytes, but never fewer than half of them
+  // plus one while they fit in 4x that (the median then comes from first
+  // sights), and at least one.
+  int timing_sets = 0;
+  int64_t max_timing_bytes = int64_t{1} << 30;
 };
 
 struct PreparedTask {
@@ -39,6 +49,9 @@ struct PreparedTask {
   bool streamed = false;
   std::vector<std::string> seeds;
   int64_t trial_bytes = 0;  // Streamed: inputs + outputs of one trial.
+  // timing_K/{inputs,expected} for K < timing_sets (0: none; the timed calls
+  // then use the trials' input sets).
+  int timing_sets = 0;
 };
 
 // Streamed tasks: makes trials (a prepared folder of its own holding

@@ -80,6 +80,9 @@ struct PerfGate {
   TimingStats wall;       // The same calls, start to end as anvil measured them (run/call_clock.h).
   double untimed_ms = 0;  // Median per call of wall - event: what the events did not see.
   double floor_ms = 0;    // verify/roofline.h: the least time the outputs take to write; 0 when unknown.
+  // Distinct input sets of the timed calls that no trial used (0: they
+  // rotated through the trials' sets, or one set of a streamed task).
+  int timing_sets = 0;
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
   double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.

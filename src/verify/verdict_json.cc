@@ -112,6 +112,7 @@ json PerfJson(const PerfGate& p) {
             {"candidate", p.ran ? StatsJson(p.candidate) : json(nullptr)},
             {"wall", p.ran ? StatsJson(p.wall) : json(nullptr)},
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
+            {"timing_sets", p.timing_sets},
             {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
             {"eager", p.eager ? StatsJson(*p.eager) : json(nullptr)},
             {"compile", p.compile ? StatsJson(*p.compile) : json(nullptr)},
