@@ -36,6 +36,11 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", f.quiet, "No progress display");
+  cmd->add_option("-j,--jobs", f.jobs,
+                  "Candidates evaluated side by side: compiles, start-up and correctness runs overlap, while timed "
+                  "runs (candidates' and baselines') still get the device alone")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
 }
 
 Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {

@@ -26,6 +26,7 @@ struct EvalFlags {
   int64_t max_trial_bytes = int64_t{1} << 30;
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
+  int jobs = 1;  // Candidates evaluated side by side.
 };
 
 void AddEvalFlags(CLI::App* cmd, EvalFlags& flags);

@@ -391,7 +391,7 @@ int Run(const KernelbenchArgs& a) {
                  rate * 60, eta, tty && p.done < p.total ? "" : "\n");
     std::fflush(stderr);
   };
-  RunJobs(evaluator, pending, on_verdict);
+  RunJobs(evaluator, pending, a.jobs, on_verdict);
   if (!out_file) {
     std::fprintf(stderr, "anvil kernelbench: writing %s failed\n", out.c_str());
     return kExitFailure;

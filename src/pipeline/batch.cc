@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/files.h"
 
@@ -114,19 +116,42 @@ Result<std::vector<Job>> JobsFromList(const fs::path& jsonl) {
   return jobs;
 }
 
-std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs,
+std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
-  auto start = std::chrono::steady_clock::now();
-  std::vector<Verdict> verdicts;
-  verdicts.reserve(jobs.size());
-  for (const auto& job : jobs) {
-    verdicts.push_back(evaluator.Evaluate(job.task, job.candidate));
-    Progress p;
-    p.done = verdicts.size();
-    p.total = jobs.size();
-    p.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (on_verdict) on_verdict(job, verdicts.back(), p);
-  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Verdict> verdicts(jobs.size());
+  std::vector<bool> finished(jobs.size(), false);
+  std::mutex mu;
+  std::size_t next = 0;      // The next job to start.
+  std::size_t reported = 0;  // Jobs handed to on_verdict, in order.
+  auto worker = [&] {
+    while (true) {
+      std::size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next == jobs.size()) return;
+        i = next++;
+      }
+      Verdict v = evaluator.Evaluate(jobs[i].task, jobs[i].candidate);
+      std::lock_guard<std::mutex> lock(mu);
+      verdicts[i] = std::move(v);
+      finished[i] = true;
+      // Report every finished job whose predecessors are all reported.
+      while (reported < jobs.size() && finished[reported]) {
+        Progress p;
+        p.done = reported + 1;
+        p.total = jobs.size();
+        p.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (on_verdict) on_verdict(jobs[reported], verdicts[reported], p);
+        ++reported;
+      }
+    }
+  };
+  const int threads = std::clamp<int>(parallel, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
   return verdicts;
 }
 

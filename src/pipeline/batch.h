@@ -45,8 +45,11 @@ struct Progress {
   double elapsed_seconds = 0;
 };
 
-// Runs every job in order; `on_verdict` is called after each one.
-std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs,
+// Runs every job, `parallel` at a time (compiles, Python start-up and
+// correctness runs of some overlap the timed runs of others; the evaluator's
+// DeviceGate keeps timed runs alone on the device). `on_verdict` is called in
+// job order, from one thread at a time; verdicts come back in job order.
+std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
 
 }  // namespace anvil

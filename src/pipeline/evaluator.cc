@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <optional>
 
 #include "compile/extract.h"
 #include "core/files.h"
@@ -106,7 +107,10 @@ Result<PreparedTask> Evaluator::Prepare(const Task& task) {
   po.trials = options_.trials;
   po.max_trial_bytes = options_.max_trial_bytes;
   if (options_.perf) po.timing_sets = options_.iters;
-  auto prepared = PrepareTask(task, backend_, torch.value().torch_version, po);
+  auto prepared = [&] {
+    SharedDeviceHold hold(device_);
+    return PrepareTask(task, backend_, torch.value().torch_version, po);
+  }();
   if (!prepared.ok()) return prepared.status();
   std::lock_guard<std::mutex> lock(mu_);
   prepared_[task.sha256] = prepared.value();
@@ -194,6 +198,8 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
     auto x = [&] {
       StageClock clock(v, "extract");
+      std::optional<SharedDeviceHold> cpu_work;  // On the cpu backend the CPU is the device.
+      if (backend_.kind() == BackendKind::kCpu) cpu_work.emplace(device_);
       return ExtractExtensions(candidate, extract_from, torch.value(), SandboxSwitches(torch.value()),
                                options_.compile_deadline);
     }();
@@ -258,6 +264,8 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   // Gate 0: compile.
   {
     StageClock clock(v, "compile");
+    std::optional<SharedDeviceHold> cpu_work;  // Compilers would slow a timed run on the cpu backend.
+    if (backend_.kind() == BackendKind::kCpu) cpu_work.emplace(device_);
     if (v.format == "kernelbench") {
       v.compile = BuildKernelbench(extensions, source, backend_, torch.value(), cache, build_options);
       if (extensions.empty()) v.compile.ran = false;
@@ -374,6 +382,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
                                      prepared.seeds.begin() + (g + 1) * per_group);
       Status made = [&] {
         StageClock clock(v, "make_trials");
+        SharedDeviceHold hold(device_);
         return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
       }();
       if (!made.ok()) {
@@ -394,6 +403,11 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       compared = true;
     };
     double gate_seconds = 0;
+    // The trials share the device; the timed calls get it alone (waiting for
+    // it while the child waits). Released when the process has ended.
+    enum class Hold { kNone, kShared, kExclusive };
+    device_.AcquireShared();
+    Hold hold = Hold::kShared;
     if (options_.perf && g == groups - 1) {
       // Gate 4 follows in the same process, but only for a candidate whose
       // every trial is written, right and free of torch compute: the trials
@@ -407,10 +421,20 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         bool right = v.error.empty();
         for (const TrialCheck& t : v.correct.details) right = right && t.ok;
         gate_seconds = Seconds(t0);
-        return right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
+        const bool time_them =
+            right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
+        device_.ReleaseShared();
+        hold = Hold::kNone;
+        if (time_them) {
+          device_.AcquireExclusive();
+          hold = Hold::kExclusive;
+        }
+        return time_them;
       };
     }
     auto run = RunCandidate(backend_, req, per_group);
+    if (hold == Hold::kShared) device_.ReleaseShared();
+    if (hold == Hold::kExclusive) device_.ReleaseExclusive();
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return checked;

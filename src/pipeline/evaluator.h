@@ -2,7 +2,7 @@
 // run -> correct -> legal -> perf -> verdict. A bad candidate always ends in a
 // verdict; only a broken task or environment is an error. An Evaluator caches
 // the torch probe and prepared tasks; Evaluate may be called from several
-// threads at once.
+// threads at once (their device work then goes through one DeviceGate).
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/torch_info.h"
 #include "compile/build.h"
+#include "pipeline/device_gate.h"
 #include "run/candidate_run.h"
 #include "tasks/prepare.h"
 #include "tasks/task.h"
@@ -101,6 +102,7 @@ class Evaluator {
   std::optional<TorchInfo> torch_;
   std::optional<std::string> sandbox_switches_;
   std::map<std::string, PreparedTask> prepared_;  // By task sha256.
+  DeviceGate device_;                             // Evaluations side by side share the device; timed runs get it alone.
 };
 
 }  // namespace anvil

@@ -107,6 +107,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   bo.iters = options_.iters;
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
     StageClock clock(v, "baselines");
+    ExclusiveDeviceHold hold(device_);  // Timed: alone on the device.
     Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
     stats = b.stats;
     error = b.error;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -88,6 +89,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     // the whole deadline again, from when they are allowed.
     clock->StartAfterTrials(request.iters, [&, extension] {
       announced = Clock::now();
+      extension->store(std::numeric_limits<int32_t>::max());  // The child waits for us meanwhile.
       RunOutcome trials;
       ReadWritten(request.out_dir, expected_trials, trials);
       const bool time_them = request.time_after_trials(trials);

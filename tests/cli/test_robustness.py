@@ -147,3 +147,22 @@ def test_a_candidate_that_hangs_only_in_its_timed_calls_times_out(tmp_path):
     assert time.monotonic() - start < 30
     time.sleep(0.2)
     assert processes_mentioning(cand) == []
+
+
+def test_side_by_side_evaluations_keep_job_order_and_their_verdicts(tmp_path):
+    # A crash, a hang, a 1 s-per-call candidate that is timed, and quick ones, three at a time: each gets the
+    # verdict it gets alone, verdicts come back in job order, and the timed one is timed undisturbed.
+    order = [shutil.copy(CANDS / n, tmp_path / n) for n in
+             ("segfault_native.cpp", "pass_native.cpp", "timeout_native.cpp", "wrong_answer_native.cpp", "pass_kb.py")]
+    order.insert(2, spinner(tmp_path, "slow_native.cpp", 1000, -1))
+    start = time.monotonic()
+    verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, order), "--jobs", "3", "--timeout", "8",
+                               "--trials", "2", "--warmup", "1", "--iters", "3", "--baselines", "none")
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [v["candidate"]["path"] for v in verdicts] == [str(p) for p in order]
+    assert [v["status"] for v in verdicts] == ["runtime_error", "pass", "pass", "timeout", "wrong_answer", "pass"]
+    slow = verdicts[2]["gates"]["perf"]["candidate"]
+    assert 950 < slow["median_ms"] < 1300, slow
+    # One at a time this takes at least the hang's 8 s plus the slow one's ~5 s of calls, plus start-ups.
+    assert took < 60, took
