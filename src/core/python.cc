@@ -8,6 +8,7 @@ ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::s
   ProcessSpec spec;
   spec.argv = {PythonExecutable(), "-m", "anvil_py." + module};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.python_module = "anvil_py." + module;
   spec.env = {{"PYTHONPATH", PythonPackageDir().string()},
               {"PYTHONDONTWRITEBYTECODE", "1"},
               {"PYTHONUNBUFFERED", "1"},

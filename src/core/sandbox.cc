@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace anvil {
 namespace {
@@ -78,9 +79,10 @@ constexpr uint32_t kArg0Low = offsetof(struct seccomp_data, args[0]);
 constexpr uint32_t kRetKill = SECCOMP_RET_KILL_PROCESS;
 constexpr uint32_t kRetAllow = SECCOMP_RET_ALLOW;
 
-bool InstallSeccomp(pid_t parent, pid_t parent_group) {
+bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
 #if defined(__x86_64__) || defined(__aarch64__)
   const uint32_t parent_pid = static_cast<uint32_t>(parent);
+  const uint32_t other_pid = static_cast<uint32_t>(also_protected > 0 ? also_protected : parent);
   const uint32_t minus_group = static_cast<uint32_t>(-parent_group);
   const uint32_t minus_one = static_cast<uint32_t>(-1);
   // Each check compares the syscall number; a block that loads an argument
@@ -108,19 +110,29 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group) {
       /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 1, 0),
       /* 16 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
       /* 17 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-      // Signals: never to the parent, its group, or every process.
-      /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6),
+      // Signals: never to anvil, the process that forked the child (anvil or
+      // its zygote), anvil's group, or every process.
+      /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 7),
       /* 19 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-      /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 3, 0),
-      /* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_group, 2, 0),
-      /* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_one, 1, 0),
-      /* 23 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-      /* 24 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
-      /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4),
-      /* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
-      /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 1, 0),
-      /* 28 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-      /* 29 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 4, 0),
+      /* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, other_pid, 3, 0),
+      /* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_group, 2, 0),
+      /* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, minus_one, 1, 0),
+      /* 24 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 25 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      /* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 5),
+      /* 27 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 2, 0),
+      /* 29 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, other_pid, 1, 0),
+      /* 30 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 31 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      // tkill takes a thread id: the main thread's is the process id.
+      /* 32 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tkill, 0, 5),
+      /* 33 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 34 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, parent_pid, 2, 0),
+      /* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, other_pid, 1, 0),
+      /* 36 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 37 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
   };
   // Always forbidden: process creation that bypasses clone, tracing and
   // other processes' memory, io_uring (it could open sockets without
@@ -163,6 +175,7 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group) {
 #else
   (void)parent;
   (void)parent_group;
+  (void)also_protected;
   return false;
 #endif
 }
@@ -215,10 +228,43 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
 }
 
 Sandbox::~Sandbox() {
-  if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+  if (ruleset_fd_ >= 0 && owns_ruleset_) ::close(ruleset_fd_);
 }
 
-uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
+std::string Sandbox::Describe() const {
+  nlohmann::json j = {{"uid_map", uid_map_},
+                      {"gid_map", gid_map_},
+                      {"hidden", hidden_},
+                      {"max_file_bytes", policy_.max_file_bytes},
+                      {"max_open_files", policy_.max_open_files},
+                      {"forbid_syscalls", policy_.forbid_syscalls},
+                      {"user_namespace", policy_.user_namespace},
+                      {"network_namespace", policy_.network_namespace}};
+  return j.dump();
+}
+
+std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int ruleset_fd) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return nullptr;
+  std::unique_ptr<Sandbox> box(new Sandbox());
+  try {
+    box->uid_map_ = j.at("uid_map").get<std::string>();
+    box->gid_map_ = j.at("gid_map").get<std::string>();
+    box->hidden_ = j.at("hidden").get<std::vector<std::string>>();
+    box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
+    box->policy_.max_open_files = j.at("max_open_files").get<int>();
+    box->policy_.forbid_syscalls = j.at("forbid_syscalls").get<bool>();
+    box->policy_.user_namespace = j.at("user_namespace").get<bool>();
+    box->policy_.network_namespace = j.at("network_namespace").get<bool>();
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+  box->ruleset_fd_ = ruleset_fd;
+  box->owns_ruleset_ = false;
+  return box;
+}
+
+uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected) const {
   uint32_t layers = 0;
   struct rlimit no_core = {0, 0};
   bool limits = ::setrlimit(RLIMIT_CORE, &no_core) == 0;
@@ -237,7 +283,7 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
   if (policy_.user_namespace) {
     const int mounts = hidden_.empty() ? 0 : CLONE_NEWNS;
     if (::unshare(CLONE_NEWUSER | net | mounts) == 0) {
-      layers |= kSandboxUserNs | (net ? kSandboxNetNs : 0);
+      layers |= kSandboxUserNs | (net ? static_cast<uint32_t>(kSandboxNetNs) : 0u);
       static const char kDeny[] = "deny";
       WriteAll("/proc/self/setgroups", kDeny, sizeof(kDeny) - 1);
       WriteAll("/proc/self/uid_map", uid_map_.data(), uid_map_.size());
@@ -260,8 +306,19 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group) const {
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return layers;
   if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) layers |= kSandboxLandlock;
-  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group)) layers |= kSandboxSeccomp;
+  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group, also_protected)) layers |= kSandboxSeccomp;
   return layers;
 }
 
 }  // namespace anvil
+
+// For a child forked by a process that is not anvil (core/zygote.h): enters
+// the sandbox `description` (Sandbox::Describe) describes, around the ruleset
+// descriptor it was handed; `forker` (the zygote) is protected from signals
+// like anvil. The layers applied; ~0u for a malformed text.
+extern "C" uint32_t anvil_sandbox_enter(const char* description, int ruleset_fd, int parent, int parent_group,
+                                        int forker) {
+  auto box = anvil::Sandbox::FromDescription(description, ruleset_fd);
+  if (!box) return ~0u;
+  return box->EnterInChild(parent, parent_group, forker);
+}

@@ -68,17 +68,28 @@ class Sandbox {
   Sandbox& operator=(const Sandbox&) = delete;
 
   // In the child, after fork() and before exec(): applies every layer it can.
-  // Returns the layers applied; async-signal-safe.
-  uint32_t EnterInChild(pid_t parent, pid_t parent_group) const;
+  // Signals to `parent` (anvil), its group and `also_protected` (the process
+  // that forked the child, when not anvil; 0: none) are forbidden. Returns
+  // the layers applied; async-signal-safe.
+  uint32_t EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected = 0) const;
 
   // Kernel support found at Prepare() time (Landlock ABI version, 0 = none).
   int landlock_abi() const { return landlock_abi_; }
+
+  // For a child forked by another process (core/zygote.h): everything
+  // EnterInChild needs, as text, and the Landlock ruleset (-1: none), which
+  // travels as a descriptor. FromDescription rebuilds the sandbox there
+  // around that descriptor (not closed by it); null for malformed text.
+  std::string Describe() const;
+  int ruleset_fd() const { return ruleset_fd_; }
+  static std::unique_ptr<Sandbox> FromDescription(const std::string& text, int ruleset_fd);
 
  private:
   Sandbox() = default;
 
   SandboxPolicy policy_;
   int ruleset_fd_ = -1;
+  bool owns_ruleset_ = true;
   int landlock_abi_ = 0;
   uid_t uid_ = 0;
   gid_t gid_ = 0;

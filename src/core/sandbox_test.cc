@@ -103,6 +103,9 @@ TEST_F(SandboxTest, SignallingTheParentKillsTheCandidate) {
   EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
   r = Run({"/usr/bin/python3", "-c", "import os, signal; os.kill(-1, signal.SIGTERM)"}, Policy());
   EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
+  // tkill by thread id: the parent's main thread has its process id.
+  r = Run({"/usr/bin/python3", "-c", "import ctypes, os; ctypes.CDLL(None).syscall(200, os.getppid(), 0)"}, Policy());
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
   // Its own process is fine.
   r = Run({"/usr/bin/python3", "-c", "import os; os.kill(os.getpid(), 0); print('self')"}, Policy());
   EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;

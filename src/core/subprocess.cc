@@ -13,6 +13,9 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
+
+#include "core/zygote.h"
 
 extern char** environ;
 
@@ -52,6 +55,14 @@ void CloseIfOpen(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;
 }
+
+// Watches a started child to its end: output, deadline, exit status.
+Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, Clock::time_point start,
+                            uint32_t layers, int out_read, int err_read);
+// The same for the zygote's child, whose sandbox layers come through the
+// report pipe first.
+Result<ProcessResult> WatchZygoteChild(const ProcessSpec& spec, pid_t pid, Zygote* zygote, Clock::time_point start,
+                                       int out_pipe[2], int err_pipe[2], int exec_pipe[2]);
 
 }  // namespace
 
@@ -102,6 +113,14 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
 
   auto start = Clock::now();
+  // A Python worker forked by the warm zygote when one runs (core/zygote.h).
+  Zygote* zygote = spec.python_module.empty() ? nullptr : Zygote::Shared();
+  if (zygote != nullptr) {
+    std::vector<std::pair<std::string, std::string>> env_pairs(env_map.begin(), env_map.end());
+    auto spawned = zygote->Spawn(spec, env_pairs, out_pipe[1], err_pipe[1], exec_pipe[1]);
+    if (spawned.ok()) return WatchZygoteChild(spec, spawned.value(), zygote, start, out_pipe, err_pipe, exec_pipe);
+    zygote = nullptr;  // Started the usual way below.
+  }
   const pid_t parent = getpid();
   const pid_t parent_group = getpgrp();
   pid_t pid = fork();
@@ -183,11 +202,38 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     return Status::Error("cannot start '" + spec.argv[0] + "': " + strerror(exec_errno));
   }
 
+  return Watch(spec, pid, nullptr, start, report.layers, out_pipe[0], err_pipe[0]);
+}
+
+namespace {
+
+Result<ProcessResult> WatchZygoteChild(const ProcessSpec& spec, pid_t pid, Zygote* zygote, Clock::time_point start,
+                                       int out_pipe[2], int err_pipe[2], int exec_pipe[2]) {
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  close(exec_pipe[1]);
+  uint32_t layers = 0;
+  std::size_t got = 0;
+  while (got < sizeof layers) {
+    ssize_t n = read(exec_pipe[0], reinterpret_cast<char*>(&layers) + got, sizeof layers - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(exec_pipe[0]);
+  if (got < sizeof layers || layers == ~0u) layers = 0;
+  return Watch(spec, pid, zygote, start, layers, out_pipe[0], err_pipe[0]);
+}
+
+Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, Clock::time_point start,
+                            uint32_t layers, int out_read, int err_read) {
   ProcessResult result;
-  result.sandbox_layers = report.layers;
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 before Linux 5.3: then 1 ms naps.
+  result.sandbox_layers = layers;
+  // The child's exit wakes the poll (-1 before Linux 5.3: then 1 ms naps). A
+  // zygote's child is not ours to reap: its status comes from the zygote.
+  int pidfd = zygote != nullptr ? -1 : static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   CappedBuffer out(spec.output_cap), err(spec.output_cap);
-  int fds[2] = {out_pipe[0], err_pipe[0]};
+  int fds[2] = {out_read, err_read};
   CappedBuffer* bufs[2] = {&out, &err};
   bool exited = false;
   int wait_status = 0;
@@ -202,8 +248,16 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
       deadline = start + spec.deadline + std::chrono::milliseconds(spec.deadline_extension_ms->load());
     }
     if (!exited) {
-      pid_t r = waitpid(pid, &wait_status, WNOHANG);
-      if (r == pid) {
+      bool ended = false;
+      if (zygote != nullptr) {
+        if (auto status = zygote->Reaped(pid)) {
+          wait_status = *status;
+          ended = true;
+        }
+      } else {
+        ended = waitpid(pid, &wait_status, WNOHANG) == pid;
+      }
+      if (ended) {
         exited = true;
         // Descendants left in the group die with the child.
         kill(-pid, SIGKILL);
@@ -262,7 +316,13 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   CloseIfOpen(pidfd);
   if (!exited) {
     kill(-pid, SIGKILL);
-    while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    if (zygote != nullptr) {
+      std::optional<int> status;
+      while (!(status = zygote->Reaped(pid))) usleep(1000);
+      wait_status = *status;
+    } else {
+      while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+      }
     }
   }
   kill(-pid, SIGKILL);
@@ -278,5 +338,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   result.err = err.Take();
   return result;
 }
+
+}  // namespace
 
 }  // namespace anvil

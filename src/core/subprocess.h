@@ -34,6 +34,9 @@ struct ProcessSpec {
   // Parent descriptors the child gets as fds 3, 4, ... (in this order); every
   // other descriptor stays close-on-exec. The caller keeps and closes its own.
   std::vector<int> pass_fds;
+  // A Python worker: argv is {python, "-m", python_module, args...}. The
+  // zygote starts it when one runs (core/zygote.h); otherwise it is exec'd.
+  std::string python_module;
 };
 
 struct ProcessResult {

@@ -84,7 +84,9 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
         assert got[0]["status"] == "runtime_error", got[0]["feedback"]
         assert "landlock" not in got[0]["gates"]["run"]["sandbox"]
     # ...and without the sandbox the same candidate copies the expected outputs and passes: the hole it closes.
+    # (Exec'd, as without the zygote: a worker the zygote forked has the zygote's command line, so this candidate
+    # would not find the path there — which is no defence: the path is in the worker's memory too.)
     got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
-                          "--no-perf", env={"ANVIL_SANDBOX": "0"})
+                          "--no-perf", env={"ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
     assert got[0]["status"] == "pass", got[0]["feedback"]
     assert got[0]["gates"]["run"]["sandbox"] == []

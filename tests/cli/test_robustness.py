@@ -1,7 +1,9 @@
 """Hostile candidates: hangs end as timeouts on time and leave nothing behind; crashes do not stop the run."""
 
+import json
 import os
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -166,3 +168,49 @@ def test_side_by_side_evaluations_keep_job_order_and_their_verdicts(tmp_path):
     assert 950 < slow["median_ms"] < 1300, slow
     # One at a time this takes at least the hang's 8 s plus the slow one's ~5 s of calls, plus start-ups.
     assert took < 60, took
+
+
+def _children(pid):
+    """Children of every thread of `pid` (/proc lists them per thread that forked)."""
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def test_a_hanging_candidate_forked_by_the_zygote_leaves_no_process(tmp_path):
+    # Workers forked by the zygote carry the zygote's command line, not the candidate's: follow anvil's process
+    # tree instead. While the hang runs, anvil has a zygote child whose children are the workers; after anvil has
+    # returned none of them may be left.
+    cand = tmp_path / "timeout_native.cpp"
+    shutil.copy(CANDS / "timeout_native.cpp", cand)
+    from conftest import anvil_bin, cache_dir
+    proc = subprocess.Popen([anvil_bin(), "eval", "--json", "-q", "--cache-dir", cache_dir(), "--task", RELU,
+                             "--candidate", str(cand), "--timeout", "6", "--no-perf"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = {}  # pid -> command line, while anvil ran
+    while proc.poll() is None:
+        for child in _children(proc.pid):
+            for pid in [child] + _children(child):
+                seen.setdefault(pid, _cmdline(pid))
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err[-2000:]
+    assert json.loads(out)["status"] == "timeout"
+    zygotes = [p for p, cmd in seen.items() if "anvil_py.zygote" in cmd]
+    assert len(zygotes) >= 2 or os.environ.get("ANVIL_ZYGOTE") == "0", ("no worker forked by a zygote", seen)
+    time.sleep(0.5)
+    left = [p for p in seen if os.path.exists(f"/proc/{p}") and _cmdline(p)]
+    assert left == [], [(_cmdline(p)) for p in left]
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

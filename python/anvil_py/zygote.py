@@ -1,0 +1,155 @@
+"""The warm process that forks anvil's Python workers (src/core/zygote.h).
+
+Started once by the engine with a SOCK_SEQPACKET socket as fd 3 and the path of libanvil_sandbox.so. It imports
+torch and the workers (no CUDA: each child makes its own context), says "ready", then serves requests: JSON
+{"id", "module", "args", "env", "cwd", "sandbox", "ruleset", "passed", "parent", "parent_group"} with descriptors
+(stdout, stderr, report, then the Landlock ruleset and the passed ones, at the indexes the request names). For each
+it forks a child that takes those descriptors as 1, 2, 3, 4, ..., its environment and working folder, its own process
+group, enters the sandbox (the same code as an exec'd worker: anvil_sandbox_enter), writes the layers to the report
+descriptor, and runs the module as __main__. It answers {"id", "pid"} at once and {"exit": pid, "status": wait
+status} when the child has ended. It holds no task data: reference outputs and seeds only ever exist in children.
+"""
+
+import ctypes
+import fcntl
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+PR_SET_PDEATHSIG = 1
+HIGH_FD = 100  # Where the report and ruleset descriptors wait while the others are put in place.
+
+
+def _enter(request, fds, sandbox_lib):
+    """In the child: descriptors, environment, folder, sandbox. Returns nothing; raises on failure."""
+    os.setpgid(0, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    out, err, report = fds[0], fds[1], fds[2]
+    ruleset = fds[request["ruleset"]] if request["ruleset"] >= 0 else -1
+    passed = [fds[i] for i in request["passed"]]
+    report = fcntl.fcntl(report, fcntl.F_DUPFD, HIGH_FD)
+    if ruleset >= 0:
+        ruleset = fcntl.fcntl(ruleset, fcntl.F_DUPFD, HIGH_FD)
+    passed = [fcntl.fcntl(fd, fcntl.F_DUPFD, HIGH_FD) for fd in passed]
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    for i, fd in enumerate(passed):
+        os.dup2(fd, 3 + i)
+    # Nothing else crosses into the worker: not the zygote's socket, not other requests' descriptors.
+    low = 3 + len(passed)
+    for fd in sorted(x for x in (report, ruleset) if x >= 0):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+    if request["cwd"]:
+        os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update({k: v for k, v in request["env"]})
+    layers = 0
+    if request["sandbox"] is not None:
+        # The zygote (this child's parent) is as off-limits to signals as anvil.
+        layers = sandbox_lib.anvil_sandbox_enter(request["sandbox"].encode(), ruleset, request["parent"],
+                                                 request["parent_group"], os.getppid())
+    os.write(report, struct.pack("<I", layers))
+    os.close(report)
+    if ruleset >= 0:
+        os.close(ruleset)
+
+
+def _child(request, fds, sandbox_lib):
+    code = 0
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _enter(request, fds, sandbox_lib)
+        sys.argv = [request["module"]] + list(request["args"])
+        sys.modules.pop(request["module"], None)  # Run afresh as __main__, like `python -m`.
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        if e.code is None:
+            code = 0
+        elif isinstance(e.code, int):
+            code = e.code
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - reported like an uncaught exception in `python -m`
+        traceback.print_exc()
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def main():
+    sandbox_lib = ctypes.CDLL(sys.argv[1])
+    sandbox_lib.anvil_sandbox_enter.restype = ctypes.c_uint32
+    sandbox_lib.anvil_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                                ctypes.c_int]
+    import torch  # The point of this process: every child starts with it imported...
+    import anvil_py.candidate_worker
+    import anvil_py.task_worker  # noqa: F401
+
+    # ...and with what torch loads lazily on first use (the first op under a dispatch mode took 1 s): CPU only.
+    with anvil_py.candidate_worker._AtenTrace():
+        torch.ones(4).relu().sum()
+
+    sock = socket.socket(fileno=3)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sock.send(b'{"ready": true}')
+
+    def reap():
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            sock.send(json.dumps({"exit": pid, "status": status}).encode())
+
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        reap()
+        if sock not in ready:
+            continue
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
+        except OSError:
+            return
+        if not message:
+            return  # anvil is gone.
+        request = json.loads(message)
+        try:
+            pid = os.fork()
+        except OSError as e:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"id": request["id"], "error": str(e)}).encode())
+            continue
+        if pid == 0:
+            sock.close()
+            _child(request, fds, sandbox_lib)
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""A worker for the zygote's own tests (src/core/zygote_test.cc): `7` writes "fd-3!" to fd 3, says whether its
+working folder holds marker.txt, and exits 7; `sleep` sleeps for a minute; `kill-parent` kills its parent."""
+
+import os
+import sys
+import time
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["sleep"]:
+        time.sleep(60)
+        sys.exit(0)
+    if sys.argv[1:] == ["kill-parent"]:
+        os.kill(os.getppid(), 9)
+        sys.exit(0)
+    os.write(3, b"fd-3!")
+    print("cwd has marker.txt" if os.path.exists("marker.txt") else "cwd lacks marker.txt")
+    sys.exit(int(sys.argv[1]))
