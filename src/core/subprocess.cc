@@ -51,6 +51,18 @@ class CappedBuffer {
   std::string head_, tail_;
 };
 
+// Reads until `n` bytes or end of file; how many arrived.
+std::size_t ReadUpTo(int fd, void* buf, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, static_cast<char*>(buf) + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
 void CloseIfOpen(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;
@@ -186,13 +198,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     uint32_t layers = 0;
     int exec_errno = 0;
   } report;
-  std::size_t got = 0;
-  while (got < sizeof report) {
-    ssize_t n = read(exec_pipe[0], reinterpret_cast<char*>(&report) + got, sizeof report - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
+  const std::size_t got = ReadUpTo(exec_pipe[0], &report, sizeof report);
   close(exec_pipe[0]);
   const int exec_errno = report.exec_errno;
   if (got == sizeof report) {
@@ -213,13 +219,7 @@ Result<ProcessResult> WatchZygoteChild(const ProcessSpec& spec, pid_t pid, Zygot
   close(err_pipe[1]);
   close(exec_pipe[1]);
   uint32_t layers = 0;
-  std::size_t got = 0;
-  while (got < sizeof layers) {
-    ssize_t n = read(exec_pipe[0], reinterpret_cast<char*>(&layers) + got, sizeof layers - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
+  const std::size_t got = ReadUpTo(exec_pipe[0], &layers, sizeof layers);
   close(exec_pipe[0]);
   if (got < sizeof layers || layers == ~0u) layers = 0;
   return Watch(spec, pid, zygote, start, layers, out_pipe[0], err_pipe[0]);

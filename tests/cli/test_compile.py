@@ -9,13 +9,10 @@ from conftest import EXAMPLES, eval_json, run_anvil
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
 
-CANDIDATE = '''
-import torch
-from torch.utils.cpp_extension import load_inline
-
-_SOURCE = r"""
+# A C++ ReLU for torch tensors; `// TOKEN` becomes a fresh comment where a source must never be in a cache.
+RELU_SOURCE = '''
 #include <torch/extension.h>
-// TOKEN (a fresh source: never in a cache)
+// TOKEN
 torch::Tensor relu_forward(torch::Tensor x) {
   auto out = torch::empty_like(x);
   const float* src = x.data_ptr<float>();
@@ -23,19 +20,25 @@ torch::Tensor relu_forward(torch::Tensor x) {
   for (int64_t i = 0; i < x.numel(); ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
   return out;
 }
-"""
+'''
+
+CANDIDATE = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""@RELU@"""
 _ext = load_inline(name="pch_probe", cpp_sources=[_SOURCE], functions=["relu_forward"])
 
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return _ext.relu_forward(x)
-'''
+'''.replace("@RELU@", RELU_SOURCE)
 
 
 def test_precompiled_header_builds_the_same_object(tmp_path):
     candidate = tmp_path / "pch_probe_kb.py"
-    candidate.write_text(CANDIDATE.replace("TOKEN", uuid.uuid4().hex))
+    candidate.write_text(CANDIDATE.replace("TOKEN", uuid.uuid4().hex + " (a fresh source: never in a cache)"))
     # The shared test cache: its PCH is built now or was by an earlier test.
     with_pch, proc = eval_json("--task", RELU, "--candidate", str(candidate), "--no-perf")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -66,16 +69,7 @@ LAZY_CANDIDATE = '''
 import torch
 from torch.utils.cpp_extension import load_inline
 
-_SOURCE = r"""
-#include <torch/extension.h>
-torch::Tensor relu_forward(torch::Tensor x) {
-  auto out = torch::empty_like(x);
-  const float* src = x.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
-  return out;
-}
-"""
+_SOURCE = r"""@RELU@"""
 
 
 class ModelNew(torch.nn.Module):
@@ -86,7 +80,7 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         return self.ext.relu_forward(x)
-'''
+'''.replace("@RELU@", RELU_SOURCE.replace("// TOKEN", "// lazy"))
 
 
 def test_extensions_built_in_init_are_extracted(tmp_path):
