@@ -455,7 +455,9 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     } else if (!trials.timed.violation.empty()) {
       checked.timed = trials;  // The channel was abused during the trials: gate 4 judges it.
     }
-    v.stage_seconds["run"] += trials.seconds;
+    // The comparison made while the child waited is the compare stage's, not the run's.
+    const bool waited = !trials.timed.calls_started && trials.timed.trials_announced;
+    v.stage_seconds["run"] += trials.seconds - (waited ? gate_seconds : 0);
     FromRun(trials, v.run);
     v.run.trials_completed += trials.trials_completed;
     // Compare what was written, also after a crash (for the record).
