@@ -18,6 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io
+from anvil_py.kernel_trace import KernelTrace
 from anvil_py.static_check.torch_names import aten_compute
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer
@@ -290,7 +291,7 @@ def _check_outputs(result, k):
     return outputs
 
 
-def _timed_calls(model, trials, device, timer, args, clock):
+def _timed_calls(model, trials, device, timer, args, clock, trace):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -333,7 +334,7 @@ def _timed_calls(model, trials, device, timer, args, clock):
             last[state["set"]] = out
         return out
 
-    times = timer.time(call, args.warmup, args.iters, before_each, clock)
+    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace)
     timer.sync()
     if isinstance(model, NativeModel):
         model.check_guards("the last timed call")
@@ -346,6 +347,8 @@ def _timed_calls(model, trials, device, timer, args, clock):
 
 def run(args):
     device = torch.device(args.device)
+    # The kernel trace starts before the candidate's code is loaded (anvil asks for it on CUDA).
+    trace = KernelTrace(args.trace_lib) if args.trace_lib else None
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     timer = Timer(device)
@@ -354,17 +357,20 @@ def run(args):
         for k, trial_dir in trials:
             inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
             # Trial 0 of a kernelbench candidate runs under the aten trace.
-            trace = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
+            aten = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
 
             def forward():
-                with trace:
+                begin = trace.now() if trace else 0
+                with aten:
                     out = model(*inputs)
                 timer.sync()  # Kernel errors surface here: they belong to the forward stage.
+                if trace:
+                    trace.mark(f"trial_{k}", begin, trace.now())
                 return out
 
             result = call_stage("forward", forward)
-            if isinstance(trace, _AtenTrace):
-                _write_aten_ops(args.out, trace.ops)
+            if isinstance(aten, _AtenTrace):
+                _write_aten_ops(args.out, aten.ops)
             if isinstance(model, NativeModel):
                 model.check_guards(f"trial {k}")
             outputs = _check_outputs(result, k)
@@ -375,7 +381,9 @@ def run(args):
         # clock only.
         clock = CallClock(args.clock_fds) if args.clock_fds else None
         if clock and clock.trials_done():
-            _timed_calls(model, trials, device, timer, args, clock)
+            _timed_calls(model, trials, device, timer, args, clock, trace)
+            if trace:
+                trace.write(os.path.join(args.out, "kernel_trace.tsv"))
     return 0
 
 
@@ -395,6 +403,8 @@ def main(argv=None):
     r.add_argument("--builds")
     r.add_argument("--clock-fds", help="GO,DONE descriptors of anvil's call clock: the timed calls follow the "
                    "trials when anvil asks (docs/protocol.md)")
+    r.add_argument("--trace-lib", help="libanvil_trace.so: record every kernel into OUT/kernel_trace.tsv "
+                   "(src/integrity/kernel_trace.h)")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--recheck-sets", type=int, default=0,

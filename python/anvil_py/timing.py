@@ -111,15 +111,20 @@ class Timer:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def time(self, fn, warmup, iters, before_each=None, clock=None):
-        for _ in range(warmup):
+    def time(self, fn, warmup, iters, before_each=None, clock=None, trace=None):
+        """`trace` (kernel_trace.KernelTrace) marks each warmup call (warm_K) and timed call (call_K) from just
+        before its start event to after the device synchronized."""
+        for k in range(warmup):
             if before_each:
                 before_each()
+            begin = trace.now() if trace else 0
             fn()
             self.sync()
+            if trace:
+                trace.mark(f"warm_{k}", begin, trace.now())
         times = []
         cuda = self.device.type == "cuda"
-        for _ in range(iters):
+        for k in range(iters):
             if before_each:
                 before_each()
             if cuda:
@@ -133,10 +138,13 @@ class Timer:
                 clock.ready()
                 nonce = clock.wait_go()
             if cuda:
+                begin = trace.now() if trace else 0
                 start.record()
                 fn()
                 end.record()
                 self.sync()  # The whole device: work on any stream ends inside anvil's wall time.
+                if trace:
+                    trace.mark(f"call_{k}", begin, trace.now())
                 ms = start.elapsed_time(end)
             else:
                 t0 = time.perf_counter_ns()

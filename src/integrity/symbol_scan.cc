@@ -109,9 +109,15 @@ std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std:
   return hits;
 }
 
-Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& shared_object) {
+namespace {
+
+// nm's lines for `shared_object` with `flags`, as (type letter, name).
+Result<std::vector<std::pair<char, std::string>>> NmSymbols(const std::filesystem::path& shared_object,
+                                                            std::vector<std::string> flags) {
   ProcessSpec spec;
-  spec.argv = {"nm", "-D", "--undefined-only", "--demangle", shared_object.string()};
+  spec.argv = {"nm"};
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.push_back(shared_object.string());
   spec.deadline = std::chrono::seconds(60);
   spec.output_cap = 64 << 20;
   auto r = RunProcess(spec);
@@ -119,7 +125,7 @@ Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& s
   if (!r.value().Succeeded()) {
     return Status::Error("nm " + shared_object.string() + " failed (" + r.value().Describe() + "): " + r.value().err);
   }
-  std::vector<std::string> symbols;
+  std::vector<std::pair<char, std::string>> symbols;
   std::size_t start = 0;
   const std::string& out = r.value().out;
   while (start < out.size()) {
@@ -127,14 +133,37 @@ Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& s
     if (end == std::string::npos) end = out.size();
     std::string_view line(out.data() + start, end - start);
     start = end + 1;
-    // "                 U name"
-    const auto u = line.find(" U ");
-    if (u == std::string_view::npos) continue;
-    std::string_view name = line.substr(u + 3);
+    // "0000000000008fe9 t name" or "                 U name"
+    if (line.size() < 20 || line[16] != ' ' || line[18] != ' ') continue;
+    std::string_view name = line.substr(19);
     name = name.substr(0, name.find('@'));
-    if (!name.empty()) symbols.emplace_back(name);
+    if (!name.empty()) symbols.emplace_back(line[17], std::string(name));
   }
   return symbols;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& shared_object) {
+  auto symbols = NmSymbols(shared_object, {"-D", "--undefined-only", "--demangle"});
+  if (!symbols.ok()) return symbols.status();
+  std::vector<std::string> names;
+  for (auto& [type, name] : symbols.value()) {
+    if (type == 'U') names.push_back(std::move(name));
+  }
+  return names;
+}
+
+Result<std::vector<std::string>> DefinedFunctions(const std::filesystem::path& shared_object) {
+  auto symbols = NmSymbols(shared_object, {"--defined-only"});
+  if (!symbols.ok()) return symbols.status();
+  if (symbols.value().empty()) symbols = NmSymbols(shared_object, {"-D", "--defined-only"});  // Stripped.
+  if (!symbols.ok()) return symbols.status();
+  std::vector<std::string> names;
+  for (auto& [type, name] : symbols.value()) {
+    if (type == 'T' || type == 't' || type == 'W' || type == 'w') names.push_back(std::move(name));
+  }
+  return names;
 }
 
 std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& artifacts, bool libc_level) {

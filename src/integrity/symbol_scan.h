@@ -29,6 +29,11 @@ std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std:
 // removed). Error when nm cannot run or fails.
 Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& shared_object);
 
+// The (mangled) names of the functions `shared_object` defines, from its
+// symbol table (its dynamic one when stripped): a kernel's host-side stub has
+// the kernel's own name, so these name the kernels the build contains.
+Result<std::vector<std::string>> DefinedFunctions(const std::filesystem::path& shared_object);
+
 // ScanSymbols over every artifact (name -> path, as in CompileResult); an
 // artifact nm cannot read gives an evidence hit so.unscanned.
 std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& artifacts, bool libc_level);

@@ -70,5 +70,26 @@ TEST_F(SymbolFileTest, TokenPastedLibraryCallShowsUpInTheBuiltObject) {
   EXPECT_FALSE(UndefinedSymbols(dir_ / "missing.so").ok());
 }
 
+TEST_F(SymbolFileTest, DefinedFunctionsNameTheBuildsOwnFunctionsAlsoStaticOnes) {
+  auto src = Write("k.cpp",
+                   "void add_kernel(const float*, float*, int) {}\n"
+                   "static void hidden_kernel(float*) {}\n"
+                   "extern \"C\" void plain(float* x) { hidden_kernel(x); }\n");
+  ProcessSpec cc;
+  cc.argv = {"g++", "-shared", "-fPIC", "-O0", "-o", (dir_ / "k.so").string(), src.string()};
+  auto built = RunProcess(cc);
+  ASSERT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+  auto defined = DefinedFunctions(dir_ / "k.so");
+  ASSERT_TRUE(defined.ok()) << defined.message();
+  auto has = [&](const std::string& name) {
+    return std::find(defined.value().begin(), defined.value().end(), name) != defined.value().end();
+  };
+  EXPECT_TRUE(has("_Z10add_kernelPKfPfi"));
+  EXPECT_TRUE(has("_ZL13hidden_kernelPf"));
+  EXPECT_TRUE(has("plain"));
+  EXPECT_FALSE(has("malloc"));
+  EXPECT_FALSE(DefinedFunctions(dir_ / "missing.so").ok());
+}
+
 }  // namespace
 }  // namespace anvil

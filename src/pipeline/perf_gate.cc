@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstdio>
 
+#include "integrity/kernel_trace.h"
+#include "integrity/symbol_scan.h"
 #include "pipeline/evaluator.h"  // Evaluator::JudgePerf is defined here.
 #include "pipeline/runtime_outcome.h"
 #include "pipeline/stage_clock.h"
@@ -20,6 +22,37 @@ int RecheckSets(const PreparedTask& prepared, const EvalOptions& options) {
   if (prepared.timing_sets > 0) return std::min(prepared.timing_sets, options.iters);
   return std::min(prepared.trials, options.warmup + options.iters);
 }
+
+namespace {
+
+// The kernel trace the candidate's process wrote, judged against the kernels
+// its build defines (CUDA only; integrity/kernel_trace.h).
+std::vector<RuleHit> TraceHits(const Backend& backend, const fs::path& out_dir,
+                               const std::map<std::string, std::string>& artifacts, const std::vector<double>& event_ms,
+                               TraceEvidence& evidence) {
+  std::string why_not;
+  if (KernelTraceLibrary(backend, &why_not).empty()) {
+    evidence.error = why_not;
+    return {};
+  }
+  auto trace = ReadKernelTrace(out_dir / "kernel_trace.tsv");
+  if (!trace.ok()) {
+    evidence.error = "the candidate's process left no readable kernel trace: " + trace.message();
+    return {};
+  }
+  std::vector<std::string> defined;
+  for (const auto& [name, path] : artifacts) {
+    auto functions = DefinedFunctions(path);
+    if (!functions.ok()) {
+      evidence.error = "the kernels of " + name + " are not known: " + functions.message();
+      return {};
+    }
+    defined.insert(defined.end(), functions.value().begin(), functions.value().end());
+  }
+  return JudgeKernelTrace(trace.value(), OwnKernels(defined), event_ms, evidence);
+}
+
+}  // namespace
 
 void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& checked, Verdict& v) {
   PerfGate& p = v.perf;
@@ -78,10 +111,17 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
                  "outputs of timed calls were wrong");
     return;
   }
-  if (clock_finding) {
-    clock_cheat();
-    return;
+  // Whose kernels ran in each call, where, and whether the events saw them.
+  std::vector<RuleHit> trace_hits;
+  if (!cpu) {
+    StageClock clock(v, "trace");
+    trace_hits = TraceHits(backend_, checked.out_dir, v.compile.artifacts, timed.event_ms, p.trace);
   }
+  for (RuleHit& hit : trace_hits) {
+    RuntimeCheat(v, std::move(hit), "the kernel trace contradicts what the timed calls claim");
+  }
+  if (clock_finding) clock_cheat();
+  if (clock_finding || !trace_hits.empty()) return;
   p.ran = true;
   p.candidate = ComputeStats(timed.event_ms);
   p.wall = ComputeStats(timed.wall_ms);

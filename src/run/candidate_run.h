@@ -63,6 +63,11 @@ struct RunRequest {
   std::string sandbox_switches;                // As in CandidateAccess::switches.
 };
 
+// The kernel trace's recorder (libanvil_trace.so: next to anvil, or
+// $ANVIL_TRACE_LIB) when a CUDA run should load it; otherwise empty, with
+// `why_not` saying why (turned off by ANVIL_KERNEL_TRACE=0, or not built).
+std::filesystem::path KernelTraceLibrary(const Backend& backend, std::string* why_not);
+
 // Error only for anvil's own failures (cannot start the worker, cannot write
 // the build map).
 Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& request, int expected_trials);

@@ -11,6 +11,7 @@
 
 #include "compile/compile_result.h"
 #include "core/stats.h"
+#include "integrity/kernel_trace.h"
 #include "integrity/rule_hit.h"
 #include "verify/compare.h"
 
@@ -83,6 +84,8 @@ struct PerfGate {
   // Distinct input sets of the timed calls that no trial used (0: they
   // rotated through the trials' sets, or one set of a streamed task).
   int timing_sets = 0;
+  // The kernel trace of the candidate's process (CUDA): integrity/kernel_trace.h.
+  TraceEvidence trace;
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
   double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.

@@ -104,6 +104,23 @@ json LegalJson(const LegalGate& l) {
           {"python_parse_error", l.python_parse_error.empty() ? json(nullptr) : json(l.python_parse_error)}};
 }
 
+// null where no trace was wanted (the CPU backend).
+json TraceJson(const TraceEvidence& t) {
+  if (!t.ran && t.error.empty()) return nullptr;
+  json top = json::array();
+  for (const auto& k : t.top) {
+    top.push_back({{"name", k.name}, {"origin", k.origin}, {"launches", k.launches}, {"total_ms", k.total_ms}});
+  }
+  return {{"ran", t.ran},
+          {"error", t.error.empty() ? json(nullptr) : json(t.error)},
+          {"windows", t.windows},
+          {"kernels", t.kernels},
+          {"dropped", t.dropped},
+          {"own_share", Nullable(t.own_share, t.own_share >= 0)},
+          {"busy_ms", Nullable(t.busy_ms, t.ran)},
+          {"top", top}};
+}
+
 json PerfJson(const PerfGate& p) {
   json j = {{"ran", p.ran},
             {"skipped", p.skipped},
@@ -114,6 +131,7 @@ json PerfJson(const PerfGate& p) {
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
             {"timing_sets", p.timing_sets},
             {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
+            {"trace", TraceJson(p.trace)},
             {"eager", p.eager ? StatsJson(*p.eager) : json(nullptr)},
             {"compile", p.compile ? StatsJson(*p.compile) : json(nullptr)},
             {"eager_error", p.eager_error},

@@ -26,13 +26,13 @@ pytestmark = pytest.mark.skipif(not has_gpu(), reason="needs an NVIDIA GPU")
 
 
 def headers(files, key):
-    """{file name: value} of the `anvil-<key>:` header line (`expect`: the status; `rule`: for a cheat, the rule
-    that must name it)."""
+    """{file name: value} of the `anvil-<key>:` header line (`expect`: the status; `rule`: for a cheat, the rules
+    that must name it, separated by spaces)."""
     out = {}
     for f in files:
-        m = re.search(rf"anvil-{key}:\s*([\w.]+)", f.read_text()[:2048])
+        m = re.search(rf"anvil-{key}:[ \t]*([\w. \t]+)", f.read_text()[:2048])
         if m:
-            out[f.name] = m.group(1)
+            out[f.name] = m.group(1).strip()
     return out
 
 
@@ -110,9 +110,17 @@ def test_gpu_candidates_get_expected_status(problem, verdict_file, tmp_path):
     wrong = [f"{n}: got {got[n]['status']}, want {s}: {got[n]['feedback'][:300]}" for n, s in want.items()
              if got[n]["status"] != s]
     assert not wrong, "\n".join(wrong)
-    for n, rule in headers(files, "rule").items():
+    for n, rules in headers(files, "rule").items():
         cheats = [h["rule"] for h in got[n]["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
-        assert rule in cheats, f"{n}: want rule {rule}, got {cheats}: {got[n]['feedback'][:300]}"
+        for rule in rules.split():
+            assert rule in cheats, f"{n}: want rule {rule}, got {cheats}: {got[n]['feedback'][:300]}"
+    # Every timed candidate's kernels were traced, and the trace found its own kernels doing the work.
+    if os.environ.get("ANVIL_KERNEL_TRACE") != "0":
+        for n, v in got.items():
+            if n in want and v["status"] == "pass":
+                trace = v["gates"]["perf"]["trace"]
+                assert trace and trace["ran"], f"{n}: no kernel trace: {trace}"
+                assert trace["own_share"] is not None and trace["own_share"] >= 0.5, f"{n}: {trace}"
 
 
 def test_gpu_suite_covers_three_levels():
