@@ -1,5 +1,6 @@
 #include "backend/backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,54 @@ std::vector<std::string> Backend::ArchFlags() const {
   const char* arch = std::getenv("ANVIL_CUDA_ARCH");
   std::string sm = arch != nullptr ? arch : "90";
   return {"-gencode=arch=compute_" + sm + ",code=sm_" + sm};
+}
+
+namespace {
+
+// $CUDA_VISIBLE_DEVICES split at commas; empty when unset.
+std::vector<std::string> VisibleDevices() {
+  std::vector<std::string> out;
+  const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (env == nullptr) return out;
+  std::string s = env;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Backend Backend::OnDevice(int index) const {
+  Backend b = *this;
+  b.device_index_ = kind_ == BackendKind::kCpu ? -1 : index;
+  return b;
+}
+
+std::vector<std::pair<std::string, std::string>> Backend::ChildEnv() const {
+  if (device_index_ < 0) return {};
+  const std::vector<std::string> visible = VisibleDevices();
+  const std::string id =
+      device_index_ < static_cast<int>(visible.size()) ? visible[device_index_] : std::to_string(device_index_);
+  return {{"CUDA_VISIBLE_DEVICES", id}};
+}
+
+int Backend::DeviceCount() const {
+  if (kind_ == BackendKind::kCpu || !HasDevice()) return 0;
+  ProcessSpec spec;
+  spec.argv = {"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"};
+  spec.deadline = std::chrono::seconds(20);
+  auto r = RunProcess(spec);
+  if (!r.ok() || !r.value().Succeeded()) return 0;
+  int count = 0;
+  for (char c : r.value().out) count += c == '\n' ? 1 : 0;
+  const std::vector<std::string> visible = VisibleDevices();
+  return std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ? std::min<int>(count, visible.size()) : count;
 }
 
 std::vector<std::string> Backend::NativeFlags(const std::string& include_dir) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -34,10 +35,23 @@ class Backend {
   // Architecture flags for nvcc (ANVIL_CUDA_ARCH, default sm_90); empty on cpu.
   std::vector<std::string> ArchFlags() const;
 
+  // The same backend on one GPU of the node (0-based, among the GPUs this
+  // process may use: $CUDA_VISIBLE_DEVICES when set). Processes started for it
+  // see that GPU alone (ChildEnv).
+  Backend OnDevice(int index) const;
+  int device_index() const { return device_index_; }
+  // Environment for the processes that use the device: CUDA_VISIBLE_DEVICES
+  // naming this backend's GPU; empty when it has none assigned.
+  std::vector<std::pair<std::string, std::string>> ChildEnv() const;
+  // GPUs of the node this process may use (nvidia-smi; $CUDA_VISIBLE_DEVICES
+  // narrows them); 0 on cpu or when none answers.
+  int DeviceCount() const;
+
  private:
   Backend(BackendKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
   BackendKind kind_;
   std::string name_;
+  int device_index_ = -1;  // -1: whatever the process sees.
 };
 
 }  // namespace anvil

@@ -7,12 +7,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
 #include "pipeline/batch.h"
+#include "pipeline/verdict_log.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -186,7 +188,28 @@ int Run(const EvalArgs& a) {
     std::fprintf(stderr, "anvil eval: %s\n", jobs.message().c_str());
     return kExitUsage;
   }
-  const bool single = jobs.value().size() == 1 && !examples;
+  // --out names the file of an earlier run: what it already holds is not evaluated again.
+  std::size_t already = 0;
+  if (!a.out.empty()) {
+    auto finished = FinishedJobs(a.out, backend.value().name(), "anvil eval");
+    if (!finished.ok()) {
+      std::fprintf(stderr, "anvil eval: %s\n", finished.message().c_str());
+      return kExitUsage;
+    }
+    const std::set<std::string> done(finished.value().begin(), finished.value().end());
+    std::vector<Job> pending;
+    for (Job& j : jobs.value()) {
+      if (done.count(JobKey(j.task.path, j.candidate)) == 0) pending.push_back(std::move(j));
+    }
+    already = jobs.value().size() - pending.size();
+    jobs.value() = std::move(pending);
+    if (already > 0) {
+      std::fprintf(stderr, "anvil eval: %zu candidate(s) already have a verdict in %s; evaluating %zu\n", already,
+                   a.out.c_str(), jobs.value().size());
+    }
+    if (jobs.value().empty()) return kExitOk;
+  }
+  const bool single = jobs.value().size() == 1 && !examples && already == 0;
 
   std::unique_ptr<std::ofstream> out_file;
   if (!a.out.empty()) {
@@ -197,7 +220,12 @@ int Run(const EvalArgs& a) {
     }
   }
 
-  Evaluator evaluator(backend.value(), o);
+  auto evaluators = MakeEvaluators(backend.value(), o, a.gpus);
+  if (!evaluators.ok()) {
+    std::fprintf(stderr, "anvil %s: %s\n", "eval", evaluators.message().c_str());
+    return kExitUsage;
+  }
+  Evaluator& evaluator = evaluators.value().first();
   // A task that cannot be prepared is bad input: say so once, clearly.
   if (single) {
     const Job& job = jobs.value().front();
@@ -233,7 +261,7 @@ int Run(const EvalArgs& a) {
   if (!single && !a.quiet) {
     std::fprintf(stderr, "anvil eval: %zu candidates on %s\n", jobs.value().size(), backend.value().name().c_str());
   }
-  std::vector<Verdict> verdicts = RunJobs(evaluator, jobs.value(), a.jobs, on_verdict);
+  std::vector<Verdict> verdicts = RunJobs(evaluators.value().all, jobs.value(), a.jobs, on_verdict);
 
   if (!a.json) {
     if (single) {
@@ -274,7 +302,9 @@ void RegisterEval(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"auto", "kernelbench", "native"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print verdicts as JSON (one object; JSON lines for many)");
-  cmd->add_option("-o,--out", args->out, "Append every verdict as a JSON line to this file");
+  cmd->add_option("-o,--out", args->out,
+                  "Append every verdict as a JSON line to this file; candidates it already has a verdict for "
+                  "(on this backend, not infra_error) are skipped, so an interrupted run resumes");
   cmd->add_option("--atol", args->atol, "Absolute tolerance for every dtype (default: per dtype)");
   cmd->add_option("--rtol", args->rtol, "Relative tolerance for every dtype (default: per dtype)");
   cmd->add_option("--lambda", args->lambda, "Reward: weight of the speedup bonus")->capture_default_str();

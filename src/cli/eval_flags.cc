@@ -1,6 +1,8 @@
 #include "cli/eval_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/environment.h"
@@ -41,6 +43,36 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "runs (candidates' and baselines') still get the device alone")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--gpus", f.gpus,
+                  "GPUs of this node to use (cuda): a number or 'all'; each gets --jobs slots and its candidates' "
+                  "processes see it alone (CUDA_VISIBLE_DEVICES)")
+      ->capture_default_str();
+}
+
+Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus) {
+  Evaluators e;
+  int count = 1;
+  if (backend.kind() == BackendKind::kCuda && gpus != "1") {
+    const int present = backend.DeviceCount();
+    if (gpus == "all") {
+      count = std::max(present, 1);
+    } else {
+      char* end = nullptr;
+      const long n = std::strtol(gpus.c_str(), &end, 10);
+      if (end == gpus.c_str() || *end != '\0' || n < 1) {
+        return Status::Error("--gpus takes a number of GPUs or 'all', not '" + gpus + "'");
+      }
+      if (present > 0 && n > present) {
+        return Status::Error("--gpus " + gpus + ": this node has " + std::to_string(present) + " GPU(s)");
+      }
+      count = static_cast<int>(n);
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    e.owned.push_back(std::make_unique<Evaluator>(count > 1 ? backend.OnDevice(i) : backend, options));
+    e.all.push_back(e.owned.back().get());
+  }
+  return e;
 }
 
 Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {

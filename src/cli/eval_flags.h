@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "pipeline/evaluator.h"
 
@@ -26,8 +28,19 @@ struct EvalFlags {
   int64_t max_trial_bytes = int64_t{1} << 30;
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
-  int jobs = 1;  // Candidates evaluated side by side.
+  int jobs = 1;            // Candidates evaluated side by side (per GPU).
+  std::string gpus = "1";  // How many GPUs of the node: a number or "all".
 };
+
+// One evaluator per GPU that --gpus names (one for the cpu backend), for
+// RunJobs.
+struct Evaluators {
+  std::vector<std::unique_ptr<Evaluator>> owned;
+  std::vector<Evaluator*> all;
+  Evaluator& first() { return *all.front(); }
+};
+// Error for a malformed --gpus or more GPUs than the node has.
+Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus);
 
 void AddEvalFlags(CLI::App* cmd, EvalFlags& flags);
 

@@ -22,6 +22,7 @@
 #include "core/environment.h"
 #include "core/files.h"
 #include "pipeline/batch.h"
+#include "pipeline/verdict_log.h"
 #include "report/kernelbench_layout.h"
 #include "report/metrics.h"
 
@@ -120,43 +121,17 @@ Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backen
   VerdictLog log;
   std::error_code ec;
   if (!fs::exists(out, ec)) return log;
-  auto text = ReadFile(out);
-  if (!text.ok()) return text.status();
-  const std::string& s = text.value();
-  std::size_t start = 0;
-  int line_no = 0;
+  auto lines = ReadVerdictLines(out, "anvil kernelbench");
+  if (!lines.ok()) return lines.status();
   std::set<std::string> other_backend, infra;
-  while (start < s.size()) {
-    std::size_t end = s.find('\n', start);
-    const bool complete = end != std::string::npos;
-    if (!complete) end = s.size();
-    std::string line = s.substr(start, end - start);
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      start = end + 1;
-      continue;
-    }
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() && !complete) {
-      std::fprintf(stderr,
-                   "anvil kernelbench: warning: %s:%d: dropping a truncated last line (an interrupted "
-                   "write); that candidate is evaluated again\n",
-                   out.c_str(), line_no);
-      fs::resize_file(out, start, ec);
-      if (ec) return Status::Error("cannot truncate " + out.string() + ": " + ec.message());
-      break;
-    }
-    if (!complete) {
-      // A whole verdict without its newline: end the line before appending.
-      std::ofstream(out, std::ios::app) << "\n";
-    }
+  for (const VerdictLine& l : lines.value()) {
     std::string line_backend;
-    auto rec = j.is_discarded() ? std::nullopt : RecordFromLine(j, line_backend);
+    auto rec = l.ok ? RecordFromLine(json::parse(l.text), line_backend) : std::nullopt;
     if (!rec) {
       std::fprintf(stderr,
                    "anvil kernelbench: warning: %s:%d: not a verdict of a KernelBench-named candidate; "
                    "ignored\n",
-                   out.c_str(), line_no);
+                   out.c_str(), l.line);
     } else if (line_backend != backend) {
       other_backend.insert(rec->first);
     } else if (retry_infra && rec->second.status == "infra_error") {
@@ -164,7 +139,6 @@ Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backen
     } else {
       log.done[rec->first] = rec->second;
     }
-    start = end + 1;
   }
   for (const auto& name : other_backend) log.other_backend += log.done.count(name) == 0 ? 1 : 0;
   for (const auto& name : infra) log.infra_retried += log.done.count(name) == 0 ? 1 : 0;
@@ -375,7 +349,11 @@ int Run(const KernelbenchArgs& a) {
     return kExitUsage;
   }
   EvalOptions o = options.value();  // The Evaluator makes the cache path absolute.
-  Evaluator evaluator(backend.value(), o);
+  auto evaluators = MakeEvaluators(backend.value(), o, a.gpus);
+  if (!evaluators.ok()) {
+    std::fprintf(stderr, "anvil %s: %s\n", "kernelbench", evaluators.message().c_str());
+    return kExitUsage;
+  }
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   std::size_t index = 0;
@@ -391,7 +369,7 @@ int Run(const KernelbenchArgs& a) {
                  rate * 60, eta, tty && p.done < p.total ? "" : "\n");
     std::fflush(stderr);
   };
-  RunJobs(evaluator, pending, a.jobs, on_verdict);
+  RunJobs(evaluators.value().all, pending, a.jobs, on_verdict);
   if (!out_file) {
     std::fprintf(stderr, "anvil kernelbench: writing %s failed\n", out.c_str());
     return kExitFailure;

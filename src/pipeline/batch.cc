@@ -118,13 +118,18 @@ Result<std::vector<Job>> JobsFromList(const fs::path& jsonl) {
 
 std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
+  return RunJobs(std::vector<Evaluator*>{&evaluator}, jobs, parallel, on_verdict);
+}
+
+std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs, int parallel,
+                             const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Verdict> verdicts(jobs.size());
   std::vector<bool> finished(jobs.size(), false);
   std::mutex mu;
   std::size_t next = 0;      // The next job to start.
   std::size_t reported = 0;  // Jobs handed to on_verdict, in order.
-  auto worker = [&] {
+  auto worker = [&](Evaluator& evaluator) {
     while (true) {
       std::size_t i;
       {
@@ -147,10 +152,13 @@ std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs,
       }
     }
   };
-  const int threads = std::clamp<int>(parallel, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  // Slot t works on evaluator t mod N: slots are spread over the devices.
+  const int n = static_cast<int>(evaluators.size());
+  const int threads =
+      std::clamp<int>(std::max(parallel, 1) * n, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(*evaluators[t % n]));
+  worker(*evaluators[0]);
   for (auto& t : pool) t.join();
   return verdicts;
 }

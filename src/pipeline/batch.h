@@ -51,5 +51,9 @@ struct Progress {
 // job order, from one thread at a time; verdicts come back in job order.
 std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
+// The same over several devices: one evaluator per GPU (Backend::OnDevice),
+// `parallel` slots on each; a job goes to whichever slot is free first.
+std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs, int parallel,
+                             const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
 
 }  // namespace anvil

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,6 +48,26 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
 
 }  // namespace
 
+fs::path KernelTraceLibrary(const Backend& backend, std::string* why_not) {
+  if (backend.kind() != BackendKind::kCuda) {
+    *why_not = "the kernel trace is recorded on CUDA only";
+    return {};
+  }
+  if (const char* off = std::getenv("ANVIL_KERNEL_TRACE"); off != nullptr && std::string(off) == "0") {
+    *why_not = "the kernel trace was turned off (ANVIL_KERNEL_TRACE=0)";
+    return {};
+  }
+  std::error_code ec;
+  fs::path lib = std::getenv("ANVIL_TRACE_LIB") != nullptr
+                     ? fs::path(std::getenv("ANVIL_TRACE_LIB"))
+                     : fs::read_symlink("/proc/self/exe", ec).parent_path() / "libanvil_trace.so";
+  if (!fs::exists(lib, ec)) {
+    *why_not = lib.string() + " is missing: build the anvil_trace target (it needs CUPTI's headers)";
+    return {};
+  }
+  return lib;
+}
+
 Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& request, int expected_trials) {
   std::error_code ec;
   fs::create_directories(request.out_dir, ec);
@@ -68,6 +89,12 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
                            request.prepared.string(), "--device", backend.TorchDevice(), "--out",
                            request.out_dir.string(), "--builds", builds_file.string()});
   spec.deadline = request.deadline;
+  std::string no_trace;
+  const fs::path trace_lib = request.time_after_trials ? KernelTraceLibrary(backend, &no_trace) : fs::path();
+  if (!trace_lib.empty()) {
+    spec.argv.push_back("--trace-lib");
+    spec.argv.push_back(trace_lib.string());
+  }
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   std::optional<Clock::time_point> announced;
@@ -104,6 +131,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   access.read.push_back(request.candidate);
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
+  if (!trace_lib.empty()) access.read.push_back(trace_lib);
   access.scratch = request.out_dir;
   access.hidden = CandidateHiddenPrepared(request.prepared);
   access.switches = request.sandbox_switches;
@@ -111,6 +139,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (!sandbox.ok()) return sandbox.status();
   spec.sandbox = sandbox.value();
   for (auto& kv : CandidateEnvironment(request.out_dir)) spec.env.push_back(std::move(kv));
+  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   RunOutcome out;
   if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.

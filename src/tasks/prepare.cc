@@ -94,6 +94,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
        std::to_string(options.max_trial_bytes), "--timing-seeds", SecretSeeds(options.timing_sets),
        "--max-timing-bytes", std::to_string(options.max_timing_bytes)});
   spec.deadline = options.deadline;
+  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   if (!r.ok()) {
     (void)RemoveTree(tmp.value());
@@ -128,6 +129,7 @@ Status MakeTrials(const Task& task, const Backend& backend, const std::vector<st
       "task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(), "--device", backend.TorchDevice(),
                       "--seeds", joined, "--init-seed", std::to_string(init_seed)});
   spec.deadline = deadline;
+  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();
   if (!r.value().Succeeded()) return Status::Error(TaskErrorMessage(task, out / "error.json", r.value()));
@@ -154,6 +156,7 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
                                          "--warmup", std::to_string(options.warmup), "--iters",
                                          std::to_string(options.iters), "--out", tmp.string()});
     spec.deadline = options.deadline;
+    for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
     auto r = RunProcess(spec);
     if (!r.ok()) {
       baseline.error = r.message();

@@ -1,6 +1,7 @@
 """`anvil tasks`, broken tasks, bad usage, --help, and the cuda backend on a machine without a GPU."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +59,32 @@ def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
     assert [v["status"] for v in verdicts] == ["infra_error", "pass"]
     assert "bad_forward" in verdicts[0]["error"]
     assert len(out.read_text().splitlines()) == 2
+
+
+def test_an_interrupted_eval_resumes_from_its_out_file(tmp_path):
+    """The infra_error verdict and a last line cut short by the interruption are evaluated again; the two whole
+    verdicts are not, and the file ends up with one verdict per job."""
+    relu = EXAMPLES / "candidates" / "relu"
+    jobs = tmp_path / "jobs.jsonl"
+    rows = [(str(BAD_TASKS / "bad_forward.py"), relu / "pass_native.cpp"), (RELU, relu / "pass_native.cpp"),
+            (RELU, relu / "wrong_answer_native.cpp"), (RELU, relu / "segfault_native.cpp")]
+    jobs.write_text("".join(json.dumps({"task": t, "candidate": str(c)}) + "\n" for t, c in rows))
+    out = tmp_path / "verdicts.jsonl"
+    first, proc = eval_json("--list", str(jobs), "--no-perf", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [v["status"] for v in first] == ["infra_error", "pass", "wrong_answer", "runtime_error"]
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:3]) + "\n" + lines[3][:120])  # Killed while writing the last verdict.
+    again, proc = eval_json("--list", str(jobs), "--no-perf", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "dropping a truncated last line" in proc.stderr
+    assert "2 candidate(s) already have a verdict" in proc.stderr
+    assert [(Path(v["task"]["path"]).name, v["status"]) for v in again] == [
+        ("bad_forward.py", "infra_error"), ("relu.py", "runtime_error")]
+    statuses = [json.loads(line)["status"] for line in out.read_text().splitlines()]
+    assert statuses == ["infra_error", "pass", "wrong_answer", "infra_error", "runtime_error"]
+    _, proc = eval_json("--list", str(jobs), "--no-perf", "--out", str(out))
+    assert proc.returncode == 0 and "evaluating 1" in proc.stderr  # Only the infra_error is retried.
 
 
 def test_usage_errors_exit_2():
