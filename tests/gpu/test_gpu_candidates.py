@@ -94,7 +94,8 @@ def test_gpu_candidates_get_expected_status(problem, verdict_file, tmp_path):
         (run_dir / f.name).symlink_to(f)
     cmd = [anvil, "kernelbench", "--run", str(run_dir), "--kernelbench", root, "--backend", "cuda", "--out", str(out),
            "--trials", os.environ.get("ANVIL_GPU_TRIALS", "3"), "--timeout", os.environ.get("ANVIL_GPU_TIMEOUT", "60"),
-           "--iters", "10", "--baselines", os.environ.get("ANVIL_GPU_BASELINES", "eager"), "--json"]
+           "--iters", "10", "--baselines", os.environ.get("ANVIL_GPU_BASELINES", "eager"), "--json",
+           "--jobs", os.environ.get("ANVIL_GPU_JOBS", "1")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-4000:]
