@@ -35,6 +35,7 @@ class KernelTrace:
     def __init__(self, lib_path):
         self.error = None
         self.lib = None
+        self.on = True
         try:
             lib = ctypes.CDLL(lib_path)
         except OSError as err:
@@ -45,6 +46,7 @@ class KernelTrace:
         lib.anvil_trace_now.restype = ctypes.c_uint64
         lib.anvil_trace_mark.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64]
         lib.anvil_trace_write.argtypes = [ctypes.c_char_p]
+        lib.anvil_trace_enable.argtypes = [ctypes.c_int]
         if lib.anvil_trace_start(_find_cupti().encode()) != 0:
             self.error = lib.anvil_trace_error().decode(errors="replace")
             return
@@ -52,6 +54,12 @@ class KernelTrace:
 
     def now(self):
         return self.lib.anvil_trace_now() if self.lib else 0
+
+    def enable(self, on):
+        """Records (True) or not (False) from now on; a change waits for the device to be idle."""
+        if self.lib and on != self.on:
+            self.lib.anvil_trace_enable(1 if on else 0)
+            self.on = on
 
     def mark(self, label, begin, end):
         if self.lib:

@@ -42,14 +42,15 @@ class CallClock:
         self.go_fd, self.done_fd = (int(x) for x in fds.split(","))
 
     def trials_done(self):
-        """The trials' outputs are written: True when anvil wants the timed calls now, False when it is done."""
+        """The trials' outputs are written. None when anvil is done; otherwise it wants the timed calls now, and
+        this is the mask of those to run under the kernel trace (bit k: call k)."""
         os.write(self.done_fd, _MESSAGE.pack(b"trials", 0, 0.0))
         message = _read_message(self.go_fd)
         if message is None:
-            return False
+            return None
         if message[0].rstrip(b"\0") != b"perf":
             raise RuntimeError(f"unexpected timing message {message[0]!r}")
-        return True
+        return message[1]
 
     def ready(self):
         os.write(self.done_fd, _MESSAGE.pack(b"ready", 0, 0.0))
@@ -111,9 +112,10 @@ class Timer:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def time(self, fn, warmup, iters, before_each=None, clock=None, trace=None):
-        """`trace` (kernel_trace.KernelTrace) marks each warmup call (warm_K) and timed call (call_K) from just
-        before its start event to after the device synchronized."""
+    def time(self, fn, warmup, iters, before_each=None, clock=None, trace=None, traced=0):
+        """`trace` (kernel_trace.KernelTrace) records each warmup call (warm_K) and the timed calls of the `traced`
+        mask (call_K), marked from just before the start event to after the device synchronized; it is off for the
+        other timed calls, whose times are the ones anvil keeps."""
         for k in range(warmup):
             if before_each:
                 before_each()
@@ -125,6 +127,9 @@ class Timer:
         times = []
         cuda = self.device.type == "cuda"
         for k in range(iters):
+            traced_call = bool(trace) and k < 64 and bool(traced >> k & 1)
+            if trace:
+                trace.enable(traced_call)
             if before_each:
                 before_each()
             if cuda:
@@ -143,7 +148,7 @@ class Timer:
                 fn()
                 end.record()
                 self.sync()  # The whole device: work on any stream ends inside anvil's wall time.
-                if trace:
+                if traced_call:
                     trace.mark(f"call_{k}", begin, trace.now())
                 ms = start.elapsed_time(end)
             else:

@@ -51,6 +51,7 @@ struct Window {
 struct Cupti {
   decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
   decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
@@ -142,7 +143,8 @@ __attribute__((visibility("default"))) int anvil_trace_start(const char* cupti_p
   Load(lib, "cuptiGetResultString", cupti.result_string);
   Load(lib, "cuptiActivityGetNumDroppedRecords", cupti.dropped);
   if (!Load(lib, "cuptiActivityRegisterCallbacks", cupti.register_callbacks) ||
-      !Load(lib, "cuptiActivityEnable", cupti.enable) || !Load(lib, "cuptiActivityFlushAll", cupti.flush_all) ||
+      !Load(lib, "cuptiActivityEnable", cupti.enable) || !Load(lib, "cuptiActivityDisable", cupti.disable) ||
+      !Load(lib, "cuptiActivityFlushAll", cupti.flush_all) ||
       !Load(lib, "cuptiActivityGetNextRecord", cupti.next_record) || !Load(lib, "cuptiGetTimestamp", cupti.timestamp)) {
     return 1;
   }
@@ -150,6 +152,18 @@ __attribute__((visibility("default"))) int anvil_trace_start(const char* cupti_p
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling the kernel activity")) return 1;
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling the memcpy activity")) return 1;
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling the memset activity")) return 1;
+  return 0;
+}
+
+// Records (on != 0) or stops recording kernels, copies and memsets; the caller
+// switches between calls, with the device idle.
+__attribute__((visibility("default"))) int anvil_trace_enable(int on) {
+  if (cupti.enable == nullptr) return 1;
+  const auto set = on != 0 ? cupti.enable : cupti.disable;
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}) {
+    if (!Check(set(kind), on != 0 ? "enabling an activity" : "disabling an activity")) return 1;
+  }
   return 0;
 }
 

@@ -80,8 +80,9 @@ void CallClock::Start(int calls) {
   thread_ = std::thread([this, calls] { Loop(calls, nullptr); });
 }
 
-void CallClock::StartAfterTrials(int calls, std::function<bool()> time_them) {
+void CallClock::StartAfterTrials(int calls, std::function<bool()> time_them, uint64_t traced) {
   calls_.expected = calls;
+  calls_.traced = traced;
   thread_ = std::thread([this, calls, time_them = std::move(time_them)] { Loop(calls, time_them); });
 }
 
@@ -123,7 +124,7 @@ void CallClock::Loop(int calls, const std::function<bool()>& time_them) {
         calls_.trials_announced = true;
         if (time_them()) {
           unsigned char perf[kClockMessageBytes];
-          Pack(perf, "perf", 0, calls);
+          Pack(perf, "perf", calls_.traced, calls);
           calls_.calls_started = write(go_[1], perf, sizeof perf) == static_cast<ssize_t>(sizeof perf);
         }
       }

@@ -33,7 +33,10 @@ struct ClockedCalls {
   bool calls_started = false;
   std::vector<double> wall_ms;   // Per finished call, measured by anvil.
   std::vector<double> event_ms;  // Per finished call, as the child reported it.
-  std::string violation;         // What broke the protocol; empty when nothing did.
+  // Bit k: call k ran under the kernel trace (sent with "perf"); such calls
+  // give evidence, the others the times.
+  uint64_t traced = 0;
+  std::string violation;  // What broke the protocol; empty when nothing did.
 };
 
 class CallClock {
@@ -51,8 +54,9 @@ class CallClock {
   // The same in a child that first runs its correctness trials: once it says
   // "trials" (its outputs are written), `time_them` decides, on the clock's
   // thread and while the child waits, whether it gets its timed calls ("perf")
-  // or is told to stop (its fd 3 is closed).
-  void StartAfterTrials(int calls, std::function<bool()> time_them);
+  // or is told to stop (its fd 3 is closed). "perf" carries `traced`, the
+  // calls to run under the kernel trace (bit k: call k).
+  void StartAfterTrials(int calls, std::function<bool()> time_them, uint64_t traced = 0);
   // After the child has exited: stops the clock and returns what it saw.
   ClockedCalls Finish();
 

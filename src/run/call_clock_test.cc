@@ -29,7 +29,8 @@ if mode == "silent":
     sys.exit(0)
 if mode == "trials":  # The trials are written: time them? (end of file: no)
     os.write(4, M.pack(b"trials", 0, 0.0))
-    assert read()[0].rstrip(b"\0") == b"perf"
+    tag, traced, _ = read()
+    assert tag.rstrip(b"\0") == b"perf" and traced == 0b101, (tag, traced)
 for i in range(calls):
     if mode == "early" and i == 2:
         sys.exit(0)
@@ -46,7 +47,7 @@ if mode == "extra":
 )";
 
 ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode,
-                      std::function<bool()> after_trials = nullptr) {
+                      std::function<bool()> after_trials = nullptr, uint64_t traced = 0b101) {
   auto clock = CallClock::Open();
   EXPECT_TRUE(clock.ok()) << clock.message();
   ProcessSpec spec;
@@ -55,7 +56,7 @@ ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::s
   spec.deadline = std::chrono::milliseconds(30000);
   spec.pass_fds = clock.value()->ChildFds();
   if (after_trials) {
-    clock.value()->StartAfterTrials(calls, after_trials);
+    clock.value()->StartAfterTrials(calls, after_trials, traced);
   } else {
     clock.value()->Start(calls);
   }
@@ -67,6 +68,7 @@ ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::s
 
 TEST(CallClockTest, TimedCallsFollowTrialsOnlyWhenAnvilSaysSo) {
   int asked = 0;
+  // "perf" carries the calls to run under the kernel trace: the child exits 1 unless it got 0b101.
   ClockedCalls timed = RunChild(4, 2, -1, "trials", [&] { return ++asked > 0; });
   EXPECT_EQ(asked, 1);
   EXPECT_TRUE(timed.trials_announced);

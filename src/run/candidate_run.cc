@@ -1,5 +1,6 @@
 #include "run/candidate_run.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 
 #include "core/files.h"
 #include "core/python.h"
@@ -38,12 +40,35 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
       }
     }
   }
+  if (auto text = ReadFile(out_dir / "timeline.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object()) {
+      for (const auto& [phase, seconds] : j.items()) {
+        if (seconds.is_number() && seconds.get<double>() >= 0) out.phase_seconds[phase] = seconds.get<double>();
+      }
+    }
+  }
   std::error_code ec;
   out.trials_completed = 0;
   while (out.trials_completed < expected_trials &&
          fs::exists(out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
     ++out.trials_completed;
   }
+}
+
+// A random half of the timed calls (of the first 64), at least one and, from
+// two calls on, not all: the traced ones give the trace's evidence, the others
+// the times (the trace costs a kernel ~1-3 %).
+uint64_t TracedCalls(int iters) {
+  const int n = std::clamp(iters, 1, 64);
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  uint64_t mask = 0;
+  for (int i = 0; i < std::max(1, n / 2); ++i) mask |= uint64_t{1} << order[i];
+  return mask;
 }
 
 }  // namespace
@@ -114,15 +139,18 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     spec.deadline_extension_ms = extension;
     // Runs on the clock's thread while the child waits: the timed calls get
     // the whole deadline again, from when they are allowed.
-    clock->StartAfterTrials(request.iters, [&, extension] {
-      announced = Clock::now();
-      extension->store(std::numeric_limits<int32_t>::max());  // The child waits for us meanwhile.
-      RunOutcome trials;
-      ReadWritten(request.out_dir, expected_trials, trials);
-      const bool time_them = request.time_after_trials(trials);
-      extension->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
-      return time_them;
-    });
+    clock->StartAfterTrials(
+        request.iters,
+        [&, extension] {
+          announced = Clock::now();
+          extension->store(std::numeric_limits<int32_t>::max());  // The child waits for us meanwhile.
+          RunOutcome trials;
+          ReadWritten(request.out_dir, expected_trials, trials);
+          const bool time_them = request.time_after_trials(trials);
+          extension->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+          return time_them;
+        },
+        trace_lib.empty() ? 0 : TracedCalls(request.iters));
   }
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
@@ -140,6 +168,10 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   spec.sandbox = sandbox.value();
   for (auto& kv : CandidateEnvironment(request.out_dir)) spec.env.push_back(std::move(kv));
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
+  // The child measures its start-up from here (timeline.json).
+  spec.env.emplace_back("ANVIL_SPAWN_NS", std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                             std::chrono::system_clock::now().time_since_epoch())
+                                                             .count()));
   auto r = RunProcess(spec);
   RunOutcome out;
   if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.
