@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 
 import torch
@@ -291,7 +292,7 @@ def _check_outputs(result, k):
     return outputs
 
 
-def _timed_calls(model, trials, device, timer, args, clock, trace):
+def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -334,7 +335,7 @@ def _timed_calls(model, trials, device, timer, args, clock, trace):
             last[state["set"]] = out
         return out
 
-    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace)
+    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
     if isinstance(model, NativeModel):
         model.check_guards("the last timed call")
@@ -345,12 +346,37 @@ def _timed_calls(model, trials, device, timer, args, clock, trace):
     return times
 
 
+class _Timeline:
+    """The phases of this process (RunGate::phase_seconds), measured from anvil's spawn (ANVIL_SPAWN_NS)."""
+
+    def __init__(self):
+        self.phases = {}
+        self.last = time.time_ns()
+        spawn = os.environ.get("ANVIL_SPAWN_NS")
+        if spawn and spawn.isdigit():
+            self.phases["start"] = max(self.last - int(spawn), 0) / 1e9
+
+    def lap(self, phase):
+        now = time.time_ns()
+        self.phases[phase] = (now - self.last) / 1e9
+        self.last = now
+
+    def write(self, out):
+        with open(os.path.join(out, "timeline.json"), "w") as f:
+            json.dump(self.phases, f)
+
+
 def run(args):
+    timeline = _Timeline()
     device = torch.device(args.device)
     # The kernel trace starts before the candidate's code is loaded (anvil asks for it on CUDA).
     trace = KernelTrace(args.trace_lib) if args.trace_lib else None
+    if device.type == "cuda":
+        torch.zeros(1, device=device)  # The context, so that its cost is not the model's.
+        timeline.lap("cuda_init")
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
+    timeline.lap("load")
     timer = Timer(device)
     trials = list(_trial_dirs(args.prepared))
     with torch.no_grad():
@@ -377,11 +403,14 @@ def run(args):
             tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
         inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
+        timeline.lap("trials")
+        timeline.write(args.out)
         # The timed calls, in this process when anvil asks for them; their times reach anvil through its call
         # clock only.
         clock = CallClock(args.clock_fds) if args.clock_fds else None
-        if clock and clock.trials_done():
-            _timed_calls(model, trials, device, timer, args, clock, trace)
+        traced = clock.trials_done() if clock else None
+        if traced is not None:
+            _timed_calls(model, trials, device, timer, args, clock, trace, traced)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
     return 0
@@ -431,5 +460,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    code = main()
+    # Everything it wrote is closed: skip the interpreter's teardown (torch's and the CUDA context's, up to a
+    # second per candidate), as the zygote's children do.
     sys.stdout.flush()
-    sys.exit(main())
+    sys.stderr.flush()
+    os._exit(code or 0)

@@ -18,5 +18,6 @@ void RegisterEval(CLI::App& app, int& exit_code);
 void RegisterTasks(CLI::App& app, int& exit_code);
 void RegisterKernelbench(CLI::App& app, int& exit_code);
 void RegisterSandboxCheck(CLI::App& app, int& exit_code);
+void RegisterBench(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

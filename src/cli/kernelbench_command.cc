@@ -68,12 +68,6 @@ std::string PLabel(double p) {
   return s.find('.') == std::string::npos ? s + ".0" : s;
 }
 
-fs::path DefaultKernelbenchRoot() {
-  const char* env = std::getenv("ANVIL_KERNELBENCH");
-  if (env != nullptr && *env != '\0') return env;
-  return (SourceDir() / ".." / "shared" / "kernelbench").lexically_normal();
-}
-
 double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
 
 // The record of one verdict JSON line, keyed by its candidate's file name;
@@ -266,7 +260,7 @@ int Run(const KernelbenchArgs& a) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", options.message().c_str());
     return kExitUsage;
   }
-  const fs::path root = a.kernelbench.empty() ? DefaultKernelbenchRoot() : fs::path(a.kernelbench);
+  const fs::path root = a.kernelbench.empty() ? DefaultKernelBenchRoot() : fs::path(a.kernelbench);
   auto run = ReadKernelBenchRun(a.run_dir, root);
   if (!run.ok()) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", run.message().c_str());

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   anvil::RegisterTasks(app, exit_code);
   anvil::RegisterKernelbench(app, exit_code);
   anvil::RegisterSandboxCheck(app, exit_code);
+  anvil::RegisterBench(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

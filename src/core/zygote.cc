@@ -59,10 +59,6 @@ Zygote* Zygote::Shared() {
   tried = true;
   const char* env = std::getenv("ANVIL_ZYGOTE");
   if (env != nullptr && std::string(env) == "0") return nullptr;
-  // Not yet run on a GPU machine: there it waits for ANVIL_ZYGOTE=1 (and a
-  // measurement) before it becomes the default.
-  std::error_code ec;
-  if (env == nullptr && fs::exists("/dev/nvidiactl", ec)) return nullptr;
   zygote = Start();
   return zygote.get();
 }

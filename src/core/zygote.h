@@ -7,8 +7,7 @@
 // libanvil_sandbox.so (Sandbox::Describe, anvil_sandbox_enter). RunProcess
 // uses it for every ProcessSpec with a python_module when one is running;
 // otherwise, or when it dies, RunProcess starts the worker itself.
-// ANVIL_ZYGOTE=0 turns it off; on a machine with an NVIDIA GPU it is off
-// unless ANVIL_ZYGOTE=1 (it has not been run on one yet). Thread-safe.
+// ANVIL_ZYGOTE=0 turns it off. Thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -19,6 +19,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.stderr_tail = r.stderr_tail;
   g.sandbox = SandboxLayerNames(r.sandbox_layers);
   g.aten_compute.insert(g.aten_compute.end(), r.aten_compute.begin(), r.aten_compute.end());
+  for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }
 
 void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {

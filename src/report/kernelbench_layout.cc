@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <map>
+
+#include "core/environment.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -69,6 +72,12 @@ std::optional<SampleId> ParseSampleFileName(std::string_view name) {
   }
   if (!IsCandidateExtension(s)) return std::nullopt;
   return id;
+}
+
+fs::path DefaultKernelBenchRoot() {
+  const char* env = std::getenv("ANVIL_KERNELBENCH");
+  if (env != nullptr && *env != '\0') return env;
+  return (SourceDir() / ".." / "shared" / "kernelbench").lexically_normal();
 }
 
 Result<fs::path> ResolveProblemRoot(const fs::path& root) {

@@ -28,6 +28,10 @@ struct SampleId {
 // nullopt when the name does not follow that pattern.
 std::optional<SampleId> ParseSampleFileName(std::string_view file_name);
 
+// Where the problems are when no --kernelbench names them: $ANVIL_KERNELBENCH,
+// else ../shared/kernelbench beside the source tree.
+std::filesystem::path DefaultKernelBenchRoot();
+
 // The folder holding level1/, level2/, ...: `root` itself, or root/KernelBench
 // when `root` is a checkout of the KernelBench repository. Error when neither
 // holds a level folder.

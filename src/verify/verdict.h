@@ -41,6 +41,11 @@ struct RunGate {
   // kernelbench format: aten compute ops (outside the plumbing allowlist)
   // that trial 0's forward dispatched, "aten.mm.default x1" (any is a cheat).
   std::vector<std::string> aten_compute;
+  // Where the candidate process's time went, from its own clock (docs/protocol.md,
+  // timeline.json): start (anvil's spawn to the worker's first line: fork or
+  // exec, interpreter, imports), cuda_init, load (building the model, loading
+  // its extensions), trials (their forwards, inputs and outputs).
+  std::map<std::string, double> phase_seconds;
 };
 
 struct OutputCheck {

@@ -56,7 +56,8 @@ json RunJson(const RunGate& r) {
           {"stderr_tail", r.stderr_tail},
           {"trials_completed", r.trials_completed},
           {"sandbox", r.sandbox},
-          {"aten_compute", r.aten_compute}};
+          {"aten_compute", r.aten_compute},
+          {"phase_seconds", r.phase_seconds}};
 }
 
 json CorrectJson(const CorrectGate& c) {

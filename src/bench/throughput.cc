@@ -1,0 +1,315 @@
+#include "bench/throughput.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/files.h"
+#include "core/python.h"
+#include "core/subprocess.h"
+#include "pipeline/evaluator.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// nvidia-smi's utilization of the first `gpus` GPUs, every ~0.5 s, while alive.
+class GpuSampler {
+ public:
+  GpuSampler(const Backend& backend, int gpus) {
+    if (backend.kind() != BackendKind::kCuda || !backend.HasDevice()) return;
+    thread_ = std::thread([this, gpus] {
+      while (!stop_) {
+        ProcessSpec spec;
+        spec.argv = {"nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"};
+        spec.deadline = std::chrono::seconds(10);
+        auto r = RunProcess(spec);
+        if (r.ok() && r.value().Succeeded()) {
+          std::istringstream in(r.value().out);
+          std::string line;
+          for (int g = 0; g < gpus && std::getline(in, line); ++g) {
+            std::lock_guard<std::mutex> lock(mu_);
+            samples_.push_back(std::atof(line.c_str()) / 100.0);
+          }
+        }
+        for (int i = 0; i < 5 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  ~GpuSampler() { Stop(); }
+
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Fill(BenchPass& pass) {
+    Stop();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (samples_.empty()) return;
+    double sum = 0;
+    int zero = 0;
+    for (double s : samples_) {
+      sum += s;
+      zero += s <= 0 ? 1 : 0;
+    }
+    pass.gpu_busy = sum / samples_.size();
+    pass.gpu_idle = static_cast<double>(zero) / samples_.size();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<double> samples_;
+};
+
+BenchPass Pass(const std::string& name, double seconds, int candidates) {
+  BenchPass p;
+  p.name = name;
+  p.seconds = seconds;
+  p.candidates = candidates;
+  p.verdicts_per_hour = seconds > 0 ? candidates * 3600.0 / seconds : 0;
+  return p;
+}
+
+StockOutcome RunStock(const Job& job, const Backend& backend, const ThroughputOptions& o, const fs::path& build) {
+  StockOutcome s;
+  std::error_code ec;
+  fs::create_directories(build, ec);
+  ProcessSpec spec = PythonWorkerSpec(
+      "stock_path", {"--task", job.task.path.string(), "--candidate", job.candidate.string(), "--device",
+                     backend.TorchDevice(), "--build-dir", build.string(), "--trials", std::to_string(o.stock_trials),
+                     "--warmup", std::to_string(o.stock_warmup), "--iters", std::to_string(o.stock_iters)});
+  spec.python_module.clear();  // A fresh interpreter per candidate, never the zygote: that is the stock path.
+  spec.deadline = o.stock_deadline;
+  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
+  const auto start = Clock::now();
+  auto r = RunProcess(spec);
+  s.seconds = Since(start);
+  if (!r.ok()) {
+    s.error = r.message();
+    return s;
+  }
+  if (r.value().timed_out) {
+    s.error = "timed out";
+    return s;
+  }
+  const std::string& out = r.value().out;
+  const auto brace = out.rfind("\n{");
+  json j = json::parse(brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
+  if (!j.is_object()) {
+    s.error = "no result (" + r.value().Describe() + "): " + TailLines(r.value().err, 3);
+    return s;
+  }
+  s.compiled = j.value("compiled", false);
+  s.correct = j.value("correct", false);
+  if (j.contains("runtime_ms") && j["runtime_ms"].is_number()) s.runtime_ms = j["runtime_ms"].get<double>();
+  if (j.contains("seconds") && j["seconds"].is_object()) {
+    for (const auto& [k, v] : j["seconds"].items()) {
+      if (v.is_number()) s.phases[k] = v.get<double>();
+    }
+  }
+  if (j.contains("error") && j["error"].is_string()) s.error = j["error"].get<std::string>();
+  return s;
+}
+
+std::vector<Verdict> AnvilPass(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
+                               int jobs_per_gpu, const std::string& name, const BenchProgress& progress) {
+  return RunJobs(evaluators, jobs, jobs_per_gpu, [&](const Job&, const Verdict&, const Progress& p) {
+    if (progress) progress(name, p.done, p.total);
+  });
+}
+
+struct Summary {
+  double mean = 0, max = 0;
+  int n = 0;
+};
+
+Summary Summarize(const std::vector<double>& values) {
+  Summary s;
+  for (double v : values) {
+    s.mean += v;
+    s.max = std::max(s.max, v);
+  }
+  s.n = static_cast<int>(values.size());
+  if (s.n > 0) s.mean /= s.n;
+  return s;
+}
+
+// A verdict's seconds beyond compiling and the kernels' own time (trials,
+// warmup and timed calls at the measured median).
+double Overhead(const Verdict& v) {
+  double kernel_s = 0;
+  if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
+  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s);
+}
+
+std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
+  std::map<std::string, std::vector<double>> stages;
+  for (const Verdict& v : verdicts) {
+    for (const auto& [k, s] : v.stage_seconds) stages[k].push_back(s);
+    for (const auto& [k, s] : v.run.phase_seconds) stages["process." + k].push_back(s);
+  }
+  return stages;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Percent(const std::optional<double>& v) { return v ? Fixed(*v * 100, 1) + " %" : "-"; }
+
+}  // namespace
+
+ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
+                                    const std::vector<Job>& jobs, int jobs_per_gpu, const ThroughputOptions& o,
+                                    const BenchProgress& progress) {
+  ThroughputReport report;
+  report.jobs = jobs;
+  report.gpus = static_cast<int>(evaluators.size());
+  report.jobs_per_gpu = jobs_per_gpu;
+  const int n = static_cast<int>(jobs.size());
+  for (const char* name : {"anvil_cold", "anvil_warm"}) {
+    GpuSampler sampler(backend, report.gpus);
+    const auto start = Clock::now();
+    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, jobs_per_gpu, name, progress);
+    BenchPass pass = Pass(name, Since(start), n);
+    sampler.Fill(pass);
+    report.passes.push_back(pass);
+    (std::string(name) == "anvil_cold" ? report.cold : report.warm) = std::move(verdicts);
+  }
+  for (const Verdict& v : report.cold) {
+    if (v.compile.pch == "built") {
+      auto it = v.compile.phase_seconds.find("pch");
+      if (it != v.compile.phase_seconds.end()) report.pch_seconds = std::max(report.pch_seconds, it->second);
+    }
+  }
+  if (o.stock) {
+    GpuSampler sampler(backend, 1);
+    const auto start = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      report.stock.push_back(RunStock(jobs[i], backend, o, o.work / "stock" / std::to_string(i)));
+      if (progress) progress("stock", i + 1, n);
+    }
+    BenchPass pass = Pass("stock", Since(start), n);
+    sampler.Fill(pass);
+    report.passes.push_back(pass);
+  }
+  return report;
+}
+
+std::string ThroughputMarkdown(const ThroughputReport& r) {
+  std::ostringstream md;
+  md << "candidates: " << r.jobs.size() << ", GPUs: " << r.gpus << ", slots per GPU: " << r.jobs_per_gpu << "\n\n";
+  md << "| pass | seconds | verdicts/hour | GPU busy (mean utilization) | GPU idle (samples at 0 %) |\n";
+  md << "|---|---|---|---|---|\n";
+  for (const BenchPass& p : r.passes) {
+    md << "| " << p.name << " | " << Fixed(p.seconds, 1) << " | " << Fixed(p.verdicts_per_hour, 0) << " | "
+       << Percent(p.gpu_busy) << " | " << Percent(p.gpu_idle) << " |\n";
+  }
+  const BenchPass* cold = nullptr;
+  const BenchPass* stock = nullptr;
+  for (const BenchPass& p : r.passes) {
+    if (p.name == "anvil_cold") cold = &p;
+    if (p.name == "stock") stock = &p;
+  }
+  if (cold && stock && stock->verdicts_per_hour > 0) {
+    md << "\nanvil (cold) / stock: **" << Fixed(cold->verdicts_per_hour / stock->verdicts_per_hour, 1) << "x**";
+    if (r.pch_seconds > 0) {
+      const double without = cold->candidates * 3600.0 / std::max(cold->seconds - r.pch_seconds, 1e-9);
+      md << " (" << Fixed(without / stock->verdicts_per_hour, 1) << "x without the one-time torch PCH build, "
+         << Fixed(r.pch_seconds, 1) << " s)";
+    }
+    md << "\n";
+  }
+  md << "\n| anvil stage (mean / max s per candidate) | cold | warm |\n|---|---|---|\n";
+  auto cold_stages = ByStage(r.cold);
+  auto warm_stages = ByStage(r.warm);
+  for (const auto& [stage, values] : cold_stages) {
+    const Summary c = Summarize(values);
+    const Summary w = Summarize(warm_stages[stage]);
+    md << "| " << stage << " | " << Fixed(c.mean, 3) << " / " << Fixed(c.max, 3) << " | " << Fixed(w.mean, 3) << " / "
+       << Fixed(w.max, 3) << " |\n";
+  }
+  std::vector<double> oc, ow;
+  for (const Verdict& v : r.cold) oc.push_back(Overhead(v));
+  for (const Verdict& v : r.warm) ow.push_back(Overhead(v));
+  const Summary sc = Summarize(oc), sw = Summarize(ow);
+  md << "| overhead beyond compile and kernel time | " << Fixed(sc.mean, 3) << " / " << Fixed(sc.max, 3) << " | "
+     << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
+  md << "\n| candidate | anvil (cold) | anvil s | stock | stock s | stock compile s |\n|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const Verdict* v = i < r.cold.size() ? &r.cold[i] : nullptr;
+    const StockOutcome* s = i < r.stock.size() ? &r.stock[i] : nullptr;
+    std::string stock = "-";
+    if (s) {
+      stock = !s->compiled ? "not compiled" : (s->correct ? "correct" : "incorrect");
+      if (!s->error.empty()) stock += " (" + s->error.substr(0, 60) + ")";
+    }
+    const double stock_compile = s && s->phases.count("compile") ? s->phases.at("compile") : 0;
+    md << "| " << r.jobs[i].task.name << " / " << r.jobs[i].candidate.filename().string() << " | "
+       << (v ? StatusName(v->status) : "-") << " | " << (v ? Fixed(v->seconds, 1) : "-") << " | " << stock << " | "
+       << (s ? Fixed(s->seconds, 1) : "-") << " | " << Fixed(stock_compile, 1) << " |\n";
+  }
+  return md.str();
+}
+
+std::string ThroughputJson(const ThroughputReport& r) {
+  json passes = json::array();
+  for (const BenchPass& p : r.passes) {
+    passes.push_back({{"name", p.name},
+                      {"seconds", p.seconds},
+                      {"candidates", p.candidates},
+                      {"verdicts_per_hour", p.verdicts_per_hour},
+                      {"gpu_busy", p.gpu_busy ? json(*p.gpu_busy) : json(nullptr)},
+                      {"gpu_idle", p.gpu_idle ? json(*p.gpu_idle) : json(nullptr)}});
+  }
+  auto stages = [](const std::vector<Verdict>& verdicts) {
+    json j = json::object();
+    for (const auto& [stage, values] : ByStage(verdicts)) {
+      const Summary s = Summarize(values);
+      j[stage] = {{"mean", s.mean}, {"max", s.max}, {"n", s.n}};
+    }
+    std::vector<double> overhead;
+    for (const Verdict& v : verdicts) overhead.push_back(Overhead(v));
+    const Summary s = Summarize(overhead);
+    j["overhead"] = {{"mean", s.mean}, {"max", s.max}, {"n", s.n}};
+    return j;
+  };
+  json candidates = json::array();
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    json c = {{"task", r.jobs[i].task.name}, {"candidate", r.jobs[i].candidate.string()}};
+    if (i < r.cold.size()) c["anvil_cold"] = {{"status", StatusName(r.cold[i].status)}, {"seconds", r.cold[i].seconds}};
+    if (i < r.warm.size()) c["anvil_warm"] = {{"status", StatusName(r.warm[i].status)}, {"seconds", r.warm[i].seconds}};
+    if (i < r.stock.size()) {
+      const StockOutcome& s = r.stock[i];
+      c["stock"] = {{"compiled", s.compiled},
+                    {"correct", s.correct},
+                    {"seconds", s.seconds},
+                    {"phases", s.phases},
+                    {"runtime_ms", s.runtime_ms ? json(*s.runtime_ms) : json(nullptr)},
+                    {"error", s.error}};
+    }
+    candidates.push_back(c);
+  }
+  json j = {{"gpus", r.gpus},          {"jobs_per_gpu", r.jobs_per_gpu}, {"pch_seconds", r.pch_seconds},
+            {"passes", passes},        {"stages_cold", stages(r.cold)},  {"stages_warm", stages(r.warm)},
+            {"candidates", candidates}};
+  return j.dump(2);
+}
+
+}  // namespace anvil

@@ -1,0 +1,77 @@
+// `anvil bench throughput` (issue 5): the same kernelbench-format candidates
+// through anvil — cold (empty caches), then again warm — and through the stock
+// path (python/anvil_py/stock_path.py: a fresh Python process per candidate
+// calling load_inline, then KernelBench's checks), one after the other in one
+// run, with the GPUs' utilization sampled throughout. The report gives
+// verdicts per hour for each, where anvil's time went by stage, the overhead
+// per candidate beyond compiling and kernel time, and how idle the GPUs were.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/status.h"
+#include "pipeline/batch.h"
+#include "verify/verdict.h"
+
+namespace anvil {
+
+// One pass over the candidates: anvil's (cold or warm) or the stock path's.
+struct BenchPass {
+  std::string name;  // "anvil_cold", "anvil_warm", "stock"
+  double seconds = 0;
+  int candidates = 0;
+  double verdicts_per_hour = 0;
+  // nvidia-smi's utilization.gpu, sampled every ~0.5 s over the pass and the
+  // GPUs it used; nullopt without a GPU.
+  std::optional<double> gpu_busy;  // Mean utilization, 0..1.
+  std::optional<double> gpu_idle;  // Share of samples at 0 %.
+};
+
+// One candidate's outcome on the stock path.
+struct StockOutcome {
+  bool compiled = false;
+  bool correct = false;
+  std::optional<double> runtime_ms;
+  double seconds = 0;                    // Its process, start to end.
+  std::map<std::string, double> phases;  // import, reference, compile, trials, timing.
+  std::string error;
+};
+
+struct ThroughputReport {
+  std::vector<Job> jobs;
+  std::vector<Verdict> cold, warm;
+  std::vector<StockOutcome> stock;
+  std::vector<BenchPass> passes;
+  double pch_seconds = 0;  // The torch PCH built during the cold pass (once per machine and torch).
+  int gpus = 1;
+  int jobs_per_gpu = 1;
+};
+
+struct ThroughputOptions {
+  bool stock = true;
+  std::chrono::seconds stock_deadline{900};
+  int stock_trials = 5;
+  int stock_warmup = 3;
+  int stock_iters = 100;
+  std::filesystem::path work;  // Caches and the stock path's build folders (fresh: the cold pass is cold).
+};
+
+using BenchProgress = std::function<void(const std::string& pass, std::size_t done, std::size_t total)>;
+
+// Runs the three passes. `evaluators` share `evaluators[0]`'s options, whose
+// cache_dir must be empty (the cold pass).
+ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
+                                    const std::vector<Job>& jobs, int jobs_per_gpu, const ThroughputOptions& options,
+                                    const BenchProgress& progress);
+
+// The report as Markdown (tables) and as JSON.
+std::string ThroughputMarkdown(const ThroughputReport& report);
+std::string ThroughputJson(const ThroughputReport& report);
+
+}  // namespace anvil

@@ -1,0 +1,147 @@
+// `anvil bench throughput`: anvil against the stock path on the same
+// candidates (src/bench/throughput.h).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "bench/throughput.h"
+#include "cli/commands.h"
+#include "cli/eval_flags.h"
+#include "core/files.h"
+#include "report/kernelbench_layout.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+struct BenchArgs : EvalFlags {
+  std::string run_dir;
+  std::string kernelbench;
+  std::string work;
+  std::string json_out;
+  std::string md_out;
+  bool no_stock = false;
+  double stock_timeout = 900;
+  int stock_trials = 5;
+  int stock_iters = 100;
+};
+
+int Run(const BenchArgs& a) {
+  auto backend = Backend::FromName(a.backend);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "anvil bench throughput: %s\n", backend.message().c_str());
+    return kExitUsage;
+  }
+  if (!backend.value().HasDevice()) {
+    std::fprintf(stderr, "anvil bench throughput: no %s device on this machine\n", a.backend.c_str());
+    return kExitUsage;
+  }
+  const fs::path root = a.kernelbench.empty() ? DefaultKernelBenchRoot() : fs::path(a.kernelbench);
+  auto run = ReadKernelBenchRun(a.run_dir, root);
+  if (!run.ok()) {
+    std::fprintf(stderr, "anvil bench throughput: %s\n", run.message().c_str());
+    return kExitUsage;
+  }
+  // The stock path takes load_inline candidates only; the comparison uses the same ones.
+  std::vector<Job> jobs;
+  std::size_t native = 0;
+  for (const auto& j : run.value().jobs) {
+    if (j.job.candidate.extension() == ".py") {
+      jobs.push_back(j.job);
+    } else {
+      ++native;
+    }
+  }
+  if (jobs.empty()) {
+    std::fprintf(stderr, "anvil bench throughput: no kernelbench-format (.py) candidate in %s\n", a.run_dir.c_str());
+    return kExitUsage;
+  }
+  auto options = ToEvalOptions(a);
+  if (!options.ok()) {
+    std::fprintf(stderr, "anvil bench throughput: %s\n", options.message().c_str());
+    return kExitUsage;
+  }
+  ThroughputOptions t;
+  t.stock = !a.no_stock;
+  t.stock_deadline = std::chrono::seconds(static_cast<int64_t>(a.stock_timeout));
+  t.stock_trials = a.stock_trials;
+  t.stock_iters = a.stock_iters;
+  auto work = a.work.empty() ? MakeTempDir("anvil-bench-") : Result<fs::path>(fs::path(a.work));
+  if (!work.ok()) {
+    std::fprintf(stderr, "anvil bench throughput: %s\n", work.message().c_str());
+    return kExitFailure;
+  }
+  t.work = work.value();
+  std::error_code ec;
+  if (fs::exists(t.work / "cache", ec) && !fs::is_empty(t.work / "cache", ec)) {
+    std::fprintf(stderr, "anvil bench throughput: %s already holds a cache: the cold pass needs a fresh --work\n",
+                 (t.work / "cache").c_str());
+    return kExitUsage;
+  }
+  EvalOptions o = options.value();
+  o.cache_dir = t.work / "cache";
+  auto evaluators = MakeEvaluators(backend.value(), o, a.gpus);
+  if (!evaluators.ok()) {
+    std::fprintf(stderr, "anvil bench throughput: %s\n", evaluators.message().c_str());
+    return kExitUsage;
+  }
+  std::fprintf(stderr,
+               "anvil bench throughput: %zu candidates (%zu native ones left out: the stock path needs load_inline) "
+               "on %s, %zu GPU(s) x %d slots; work in %s\n",
+               jobs.size(), native, a.backend.c_str(), evaluators.value().all.size(), a.jobs, t.work.c_str());
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  ThroughputReport report =
+      RunThroughputBench(evaluators.value().all, backend.value(), jobs, a.jobs, t,
+                         [&](const std::string& pass, std::size_t done, std::size_t total) {
+                           if (a.quiet) return;
+                           std::fprintf(stderr, "%s[%s %zu/%zu]%s", tty ? "\r\033[K" : "", pass.c_str(), done, total,
+                                        tty && done < total ? "" : "\n");
+                           std::fflush(stderr);
+                         });
+  const std::string md = ThroughputMarkdown(report);
+  std::printf("%s", md.c_str());
+  if (!a.md_out.empty()) {
+    if (Status s = WriteFileAtomic(a.md_out, md); !s.ok())
+      std::fprintf(stderr, "anvil bench: %s\n", s.message().c_str());
+  }
+  if (!a.json_out.empty()) {
+    if (Status s = WriteFileAtomic(a.json_out, ThroughputJson(report)); !s.ok()) {
+      std::fprintf(stderr, "anvil bench: %s\n", s.message().c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterBench(CLI::App& app, int& exit_code) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks of anvil itself");
+  bench->require_subcommand(1);
+  auto args = std::make_shared<BenchArgs>();
+  args->trials = 5;
+  args->iters = 100;
+  args->baselines = "eager";
+  CLI::App* cmd = bench->add_subcommand(
+      "throughput",
+      "The same kernelbench-format candidates through anvil (cold caches, then warm) and through the stock path "
+      "(a fresh Python process per candidate calling load_inline, then KernelBench's checks): verdicts/hour, "
+      "time by stage, overhead per candidate, GPU utilization");
+  cmd->add_option("--run", args->run_dir, "KernelBench run folder (level_L_problem_P_sample_S_kernel.py files)")
+      ->required();
+  cmd->add_option("--kernelbench", args->kernelbench,
+                  "Folder holding level1/, level2/, ... (default: $ANVIL_KERNELBENCH or ../shared/kernelbench)");
+  AddEvalFlags(cmd, *args);
+  cmd->add_option("--work", args->work, "Fresh folder for the caches and the stock builds (default: a temp folder)");
+  cmd->add_option("--json-out", args->json_out, "Write the report as JSON here");
+  cmd->add_option("--md-out", args->md_out, "Write the report as Markdown here");
+  cmd->add_flag("--no-stock", args->no_stock, "Skip the stock path");
+  cmd->add_option("--stock-timeout", args->stock_timeout, "Seconds per candidate on the stock path")
+      ->capture_default_str();
+  cmd->add_option("--stock-trials", args->stock_trials, "Correctness trials on the stock path")->capture_default_str();
+  cmd->add_option("--stock-iters", args->stock_iters, "Timed calls on the stock path")->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil

@@ -1,0 +1,55 @@
+"""`anvil bench throughput`: the same candidates through anvil (cold, then warm) and the stock path, one report."""
+
+import json
+import shutil
+
+from conftest import EXAMPLES, run_anvil
+
+CANDS = EXAMPLES / "candidates" / "relu"
+
+
+def make_run(tmp_path, files):
+    root = tmp_path / "kb"
+    (root / "level1").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "tasks" / "relu.py", root / "level1" / "1_ReLU.py")
+    run = tmp_path / "run"
+    run.mkdir()
+    for i, f in enumerate(files):
+        shutil.copy(f, run / f"level_1_problem_1_sample_{i}_kernel{f.suffix}")
+    return root, run
+
+
+def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
+    root, run = make_run(tmp_path, [CANDS / "pass_kb.py", CANDS / "pass_native.cpp"])
+    report = tmp_path / "report.json"
+    # No PCH: its one-time build would double this test's time; the bench reports it when built.
+    proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
+                     str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--stock-trials", "2",
+                     "--stock-iters", "5", "--baselines", "none", "--json-out", str(report), "-q",
+                     env={"ANVIL_PCH": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert "1 native ones left out" in proc.stderr
+    r = json.loads(report.read_text())
+    assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_warm", "stock"]
+    assert all(p["candidates"] == 1 and p["verdicts_per_hour"] > 0 for p in r["passes"])
+    assert all(p["gpu_busy"] is None for p in r["passes"])  # No GPU here.
+    (c,) = r["candidates"]
+    assert c["anvil_cold"]["status"] == "pass" and c["anvil_warm"]["status"] == "pass"
+    assert c["stock"]["compiled"] and c["stock"]["correct"] and c["stock"]["error"] == "", c["stock"]
+    assert c["stock"]["phases"]["compile"] > 1  # load_inline built the extension from scratch.
+    cold, warm = r["stages_cold"], r["stages_warm"]
+    assert cold["compile"]["mean"] > 1 and warm["compile"]["mean"] < 0.5  # The artifact cache.
+    for phase in ("process.start", "process.load", "process.trials", "overhead"):
+        assert phase in cold and cold[phase]["n"] == 1, phase
+    assert "anvil (cold) / stock" in proc.stdout and "| anvil_warm |" in proc.stdout
+
+
+def test_throughput_needs_load_inline_candidates_and_a_fresh_work_folder(tmp_path):
+    root, run = make_run(tmp_path, [CANDS / "pass_native.cpp"])
+    proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root))
+    assert proc.returncode == 2 and "no kernelbench-format (.py) candidate" in proc.stderr
+    root, run = make_run(tmp_path / "again", [CANDS / "pass_kb.py"])
+    (tmp_path / "work" / "cache" / "x").mkdir(parents=True)
+    proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
+                     str(tmp_path / "work"))
+    assert proc.returncode == 2 and "needs a fresh --work" in proc.stderr
