@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/python.h"
+#include "integrity/source_expand.h"
 #include "integrity/source_scan.h"
 
 namespace anvil {
@@ -40,7 +41,11 @@ Status CheckStaticLegality(const std::filesystem::path& candidate, const std::st
     }
   }
   for (const auto& [name, text] : native_sources) {
-    for (auto& hit : ScanNativeSource(text, name)) gate.hits.push_back(std::move(hit));
+    std::vector<RuleHit> raw = ScanNativeSource(text, name);
+    // The same text again once its own macros have run: pasted and macro-built names.
+    std::vector<RuleHit> expanded = ScanExpandedSource(text, name, raw);
+    for (auto& hit : raw) gate.hits.push_back(std::move(hit));
+    for (auto& hit : expanded) gate.hits.push_back(std::move(hit));
   }
   for (const auto& h : gate.hits) {
     if (h.severity == "cheat") gate.ok = false;

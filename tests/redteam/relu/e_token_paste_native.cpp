@@ -1,8 +1,9 @@
 // anvil-expect: cheat
 // anvil-class: E
-// anvil-rule: so.vendor_library
-// anvil-about: builds the name of a BLAS routine from fragments with token pasting, so the source scan never sees it; the built
-// anvil-about: library still needs the symbol cblas_sgemm, and the symbol scan names it
+// anvil-rule: cpp.vendor_library
+// anvil-about: builds the name of a BLAS routine from fragments with token pasting, so the scan of the text as written
+// anvil-about: never sees it; the scan after the preprocessor does (and, behind it, the built library's undefined
+// anvil-about: symbol cblas_sgemm: so.vendor_library, src/integrity/symbol_scan_test.cc)
 #include <cstdint>
 
 #include "anvil/native.h"
