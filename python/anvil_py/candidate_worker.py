@@ -98,9 +98,50 @@ def _load_candidate(path):
         raise
 
 
+def _holds_loose_tensors(model):
+    """Whether a module keeps tensors outside its parameters and buffers (plain attributes, lists, dicts): those
+    get their values in __init__ and no state dict restores them."""
+    for m in model.modules():
+        for name, value in vars(m).items():
+            if name in ("_parameters", "_buffers", "_modules"):
+                continue
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, torch.Tensor) for v in items):
+                return True
+    return False
+
+
+def _model_from_state(module, spec, device, state_path):
+    """ModelNew built on the meta device and filled from the reference's state dict on `device`, when that state
+    dict gives every parameter and buffer it has (same names, shapes, dtypes) and it keeps no other tensors: then
+    the values __init__ would compute are all overwritten anyway, and a level-3 model skips seconds of random
+    initialization on the CPU. None otherwise (the caller builds it the usual way)."""
+    try:
+        with torch.device("meta"):
+            model = module.ModelNew(*spec["init_inputs"])
+    except Exception:  # noqa: BLE001 - an __init__ that computes on its tensors: the usual way
+        return None
+    if not isinstance(model, torch.nn.Module) or _holds_loose_tensors(model):
+        return None
+    reference = torch.load(state_path, map_location=device)
+    tensors = dict(model.named_parameters())
+    tensors.update(dict(model.named_buffers()))
+    if set(tensors) != set(reference) or any(
+            t.shape != reference[k].shape or t.dtype != reference[k].dtype for k, t in tensors.items()):
+        return None
+    model = model.to_empty(device=device)
+    model.load_state_dict(reference, strict=True)
+    return model
+
+
 def _model_new(module, spec, device, prepared):
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
+    state_path = os.path.join(prepared, "state_dict.pt")
+    if os.path.exists(state_path):
+        model = call_stage("init", lambda: _model_from_state(module, spec, device, state_path))
+        if model is not None:
+            return model
     torch.manual_seed(spec.get("init_seed", 42))
     model = call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
     model = call_stage("init", lambda: model.to(device))

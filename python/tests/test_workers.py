@@ -60,3 +60,48 @@ def test_task_errors_name_their_stage(tmp_path):
         err = json.loads((out / "error.json").read_text())
         assert err["stage"] == stage, (name, err)
         assert err["message"]
+
+
+def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_path):
+    """A ModelNew whose parameters and buffers the reference's state dict covers is built on the meta device and
+    filled from it (no random initialization); one with other tensors (a plain attribute, a non-persistent buffer,
+    other names) is built on the CPU as before. Both end with the reference's values."""
+    from anvil_py import candidate_worker
+
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    torch.save(reference.state_dict(), tmp_path / "state_dict.pt")
+    spec = {"init_inputs": [], "init_seed": 42}
+
+    class Same(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+
+    class Loose(Same):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.ones(3)  # Not a parameter or buffer: only __init__ knows its value.
+
+    class Renamed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3)
+
+    class Module:
+        pass
+
+    want = {"net." + k: v for k, v in reference.state_dict().items()}
+    torch.save(want, tmp_path / "state_dict.pt")
+    for cls, fast in ((Same, True), (Loose, False), (Renamed, False)):
+        module = Module()
+        module.ModelNew = cls
+        built = candidate_worker._model_from_state(module, spec, torch.device("cpu"), str(tmp_path / "state_dict.pt"))
+        assert (built is not None) == fast, cls.__name__
+        model = candidate_worker._model_new(module, spec, torch.device("cpu"), str(tmp_path))
+        assert not any(t.is_meta for t in model.state_dict().values())
+        if cls is not Renamed:
+            for k, v in want.items():
+                assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
+        if cls is Loose:
+            assert torch.equal(model.scale, torch.ones(3))

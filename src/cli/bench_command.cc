@@ -26,6 +26,7 @@ struct BenchArgs : EvalFlags {
   double stock_timeout = 900;
   int stock_trials = 5;
   int stock_iters = 100;
+  int stock_sample = 0;
 };
 
 int Run(const BenchArgs& a) {
@@ -68,6 +69,7 @@ int Run(const BenchArgs& a) {
   t.stock_deadline = std::chrono::seconds(static_cast<int64_t>(a.stock_timeout));
   t.stock_trials = a.stock_trials;
   t.stock_iters = a.stock_iters;
+  t.stock_sample = a.stock_sample;
   auto work = a.work.empty() ? MakeTempDir("anvil-bench-") : Result<fs::path>(fs::path(a.work));
   if (!work.ok()) {
     std::fprintf(stderr, "anvil bench throughput: %s\n", work.message().c_str());
@@ -100,6 +102,12 @@ int Run(const BenchArgs& a) {
                                         tty && done < total ? "" : "\n");
                            std::fflush(stderr);
                          });
+  // Every verdict, for a look at what the passes decided.
+  for (const auto& [name, verdicts] : {std::pair{"cold", &report.cold}, std::pair{"warm", &report.warm}}) {
+    std::string lines;
+    for (const Verdict& v : *verdicts) lines += VerdictToJson(v, -1) + "\n";
+    (void)WriteFileAtomic(t.work / (std::string(name) + "_verdicts.jsonl"), lines);
+  }
   const std::string md = ThroughputMarkdown(report);
   std::printf("%s", md.c_str());
   if (!a.md_out.empty()) {
@@ -141,6 +149,9 @@ void RegisterBench(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--stock-trials", args->stock_trials, "Correctness trials on the stock path")->capture_default_str();
   cmd->add_option("--stock-iters", args->stock_iters, "Timed calls on the stock path")->capture_default_str();
+  cmd->add_option("--stock-sample", args->stock_sample,
+                  "Run the stock path on this many candidates, spread evenly (0: all; ~50 s each on an H200)")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

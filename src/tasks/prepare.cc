@@ -138,11 +138,24 @@ Status MakeTrials(const Task& task, const Backend& backend, const std::vector<st
 
 const char* BaselineModeName(BaselineMode mode) { return mode == BaselineMode::kEager ? "eager" : "compile"; }
 
+namespace {
+
+std::string BaselineFileName(BaselineMode mode, const BaselineOptions& options) {
+  return std::string("baseline_") + BaselineModeName(mode) + "_" + std::to_string(options.warmup) + "x" +
+         std::to_string(options.iters) + ".json";
+}
+
+}  // namespace
+
+bool BaselineCached(const PreparedTask& prepared, BaselineMode mode, const BaselineOptions& options) {
+  std::error_code ec;
+  return fs::exists(prepared.dir / BaselineFileName(mode, options), ec);
+}
+
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
                          const BaselineOptions& options) {
   Baseline baseline;
-  std::string name = std::string("baseline_") + BaselineModeName(mode) + "_" + std::to_string(options.warmup) + "x" +
-                     std::to_string(options.iters) + ".json";
+  const std::string name = BaselineFileName(mode, options);
   fs::path file = prepared.dir / name;
   FileLock lock(prepared.dir / (name + ".lock"));
   auto text = ReadFile(file);
