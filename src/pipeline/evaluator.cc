@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <optional>
 
@@ -12,6 +13,7 @@
 #include "integrity/static_legal.h"
 #include "integrity/symbol_scan.h"
 #include "pipeline/runtime_outcome.h"
+#include "pipeline/scratch_budget.h"
 #include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
 #include "verify/compare.h"
@@ -161,19 +163,28 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
   }
 
   // A streamed trial holds its inputs, the reference outputs and the
-  // candidate's outputs at once (plus slack): keep them off the disk if we can.
-  auto work =
-      prepared && prepared->streamed
-          ? MakeScratchDir("anvil-eval-", 3 * static_cast<std::uintmax_t>(prepared->trial_bytes) + kScratchSlackBytes)
-          : MakeTempDir("anvil-eval-");
+  // candidate's outputs at once (plus slack): keep them off the disk if we
+  // can — in memory this evaluation reserved, next to the others running
+  // side by side. It asks for room for all its trials (made at once) and
+  // needs room for one.
+  std::optional<ScratchReservation> scratch;
+  if (prepared && prepared->streamed && std::getenv("ANVIL_SCRATCH_DIR") == nullptr) {
+    const auto trial = static_cast<std::uintmax_t>(prepared->trial_bytes);
+    scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
+                    static_cast<std::uintmax_t>(prepared->trials) * 2 * trial + trial + kScratchSlackBytes);
+  }
+  const std::uintmax_t room = scratch ? scratch->bytes() : 0;
+  auto work = prepared && prepared->streamed && (room > 0 || std::getenv("ANVIL_SCRATCH_DIR") != nullptr)
+                  ? MakeScratchDir("anvil-eval-", room)
+                  : MakeTempDir("anvil-eval-");
   if (!work.ok()) return infra(work.message());
-  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), v);
+  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), room, v);
   if (!options_.keep_work) (void)RemoveTree(work.value());
   return finish(v.status);
 }
 
 void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const fs::path& work,
-                      Verdict& v) {
+                      std::uintmax_t scratch_room, Verdict& v) {
   auto torch = Torch();
   if (!torch.ok()) {
     v.error = torch.message();
@@ -303,7 +314,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
   // Gates 1 and 2: run the trials in a child, compare in this process (and
   // gate 4's timed calls in the same child).
-  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, v);
+  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
     SandboxViolation(v, "while it ran the trials");
@@ -345,7 +356,8 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
 }
 
 Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                                             const fs::path& candidate, const fs::path& work, Verdict& v) {
+                                             const fs::path& candidate, const fs::path& work,
+                                             std::uintmax_t scratch_room, Verdict& v) {
   RunRequest req = BaseRequest(candidate, v, torch);
   v.run.ran = true;
   v.correct.ran = true;
@@ -365,7 +377,8 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   if (prepared.streamed) {
     const std::uintmax_t all_trials =
         static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
-    std::uintmax_t room = FreeBytes(work);
+    // In memory: what this evaluation reserved; on the disk: its free space.
+    std::uintmax_t room = scratch_room > 0 ? scratch_room : FreeBytes(work);
     if (options_.max_scratch_bytes > 0) {
       room = std::min(room, static_cast<std::uintmax_t>(options_.max_scratch_bytes));
     }

@@ -73,8 +73,11 @@ class Evaluator {
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).
   std::string SandboxSwitches(const TorchInfo& torch);
+  // `scratch_room`: bytes of the memory-backed scratch this evaluation
+  // reserved for a streamed task's trials (pipeline/scratch_budget.h); 0 when
+  // its work folder is on the disk.
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
-             const std::filesystem::path& work, Verdict& v);
+             const std::filesystem::path& work, std::uintmax_t scratch_room, Verdict& v);
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
@@ -88,7 +91,8 @@ class Evaluator {
   // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
   // last process goes on to the timed calls once its trials passed.
   CheckedRun RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
-                         const std::filesystem::path& candidate, const std::filesystem::path& work, Verdict& v);
+                         const std::filesystem::path& candidate, const std::filesystem::path& work,
+                         std::uintmax_t scratch_room, Verdict& v);
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
                           int trial, Verdict& v);
   void FinishCorrectness(Verdict& v);
