@@ -28,7 +28,9 @@ Result<std::string> InstallationKey() {
     return Status::Error("PyTorch is not installed for " + PythonExecutable() +
                          "; run scripts/setup.sh (or set ANVIL_PYTHON to a Python with torch)");
   }
-  return Sha256Hex(PythonExecutable() + "\n" + r.value().out);
+  // The package folder too: its path is among the ones the sandbox lets the
+  // workers read, so two checkouts sharing a cache must not share the probe.
+  return Sha256Hex(PythonExecutable() + "\n" + PythonPackageDir().string() + "\n" + r.value().out);
 }
 
 std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {

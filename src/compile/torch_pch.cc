@@ -18,10 +18,17 @@ std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags,
   std::vector<std::string> argv = {"g++"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   const std::string key =
-      Sha256Hex("torch-extension-pch-v1\n" + torch_version + "\n" + CompilerIdentity("g++") + "\n" + JoinCommand(argv));
+      Sha256Hex("torch-extension-pch-v2\n" + torch_version + "\n" + CompilerIdentity("g++") + "\n" + JoinCommand(argv));
   TorchPch pch;
   FileLock lock(cache.LockPath(key));
   if (auto dir = cache.Lookup(key)) {
+    // Both files or neither: without the hand-over header a PCH g++ rejects
+    // would leave <torch/extension.h> unfound.
+    std::error_code ec;
+    if (!fs::exists(*dir / "torch" / "extension.h", ec) || !fs::exists(*dir / "torch" / "extension.h.gch", ec)) {
+      log += "[anvil] the cached precompiled torch header in " + dir->string() + " is incomplete; compiling without\n";
+      return std::nullopt;
+    }
     pch.include_dir = *dir;
     pch.use = "cached";
     return pch;

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -214,3 +215,22 @@ def _cmdline(pid):
             return f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_two_checkouts_sharing_a_cache_each_get_a_sandbox_that_reads_their_own_workers(tmp_path):
+    """The torch probe (whose paths the sandbox lets candidates read) is cached per Python *and* anvil checkout:
+    a probe made by another checkout once left every candidate unable to import anvil's worker (runtime_error)."""
+    root = EXAMPLES.parent
+    other = tmp_path / "other_checkout"
+    for part in ("python", "include"):
+        shutil.copytree(root / part, other / part, ignore=shutil.ignore_patterns("__pycache__"))
+    cache = str(tmp_path / "shared_cache")
+    args = ["--task", RELU, "--candidate", str(CANDS / "pass_native.cpp"), "--cache-dir", cache, "--no-perf"]
+    for source in (str(other), str(root)):
+        proc = subprocess.run([os.environ.get("ANVIL_BIN") or str(root / "build" / "anvil"), "eval", "--json", "-q",
+                               *args], capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, ANVIL_SOURCE_DIR=source,
+                                       ANVIL_PYTHON=os.environ.get("ANVIL_PYTHON") or sys.executable))
+        assert proc.returncode == 0, proc.stderr
+        v = json.loads(proc.stdout)
+        assert v["status"] == "pass", (source, v["feedback"][:400])
