@@ -105,3 +105,26 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
                 assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
         if cls is Loose:
             assert torch.equal(model.scale, torch.ones(3))
+
+
+def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
+    """The recorder's failures end in one `E` line anvil reports (perf.trace.error), never in a crash: a missing
+    recorder library, and a CUPTI that cannot be loaded."""
+    from anvil_py.kernel_trace import KernelTrace
+
+    trace = KernelTrace(str(tmp_path / "no_such_libanvil_trace.so"))
+    trace.mark("trial_0", 1, 2)  # A no-op without a recorder.
+    trace.write(str(tmp_path / "a.tsv"))
+    line = (tmp_path / "a.tsv").read_text()
+    assert line.startswith("E\tcannot load ") and "no_such_libanvil_trace.so" in line
+    lib = Path(os.environ.get("ANVIL_BIN") or ROOT / "build" / "anvil").parent / "libanvil_trace.so"
+    if not lib.exists():
+        return  # Built without CUPTI's headers: the first case is all there is.
+    os.environ["ANVIL_CUPTI"] = str(tmp_path / "libcupti.so.missing")
+    try:
+        trace = KernelTrace(str(lib))
+    finally:
+        del os.environ["ANVIL_CUPTI"]
+    assert trace.error and "cannot load CUPTI" in trace.error
+    trace.write(str(tmp_path / "b.tsv"))
+    assert (tmp_path / "b.tsv").read_text().startswith("E\tcannot load CUPTI")
