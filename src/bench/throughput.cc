@@ -149,12 +149,13 @@ Summary Summarize(const std::vector<double>& values) {
   return s;
 }
 
-// A verdict's seconds beyond compiling and the kernels' own time (trials,
-// warmup and timed calls at the measured median).
+// A verdict's seconds beyond compiling, the kernels' own time (trials, warmup
+// and timed calls at the measured median) and waiting for the device while
+// other evaluations held it (contention, not this candidate's work).
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
   if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
-  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s);
+  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds);
 }
 
 std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
@@ -162,6 +163,7 @@ std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& v
   for (const Verdict& v : verdicts) {
     for (const auto& [k, s] : v.stage_seconds) stages[k].push_back(s);
     for (const auto& [k, s] : v.run.phase_seconds) stages["process." + k].push_back(s);
+    stages["device_wait"].push_back(v.device_wait_seconds);
   }
   return stages;
 }
@@ -262,8 +264,8 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
   for (const Verdict& v : r.cold) oc.push_back(Overhead(v));
   for (const Verdict& v : r.warm) ow.push_back(Overhead(v));
   const Summary sc = Summarize(oc), sw = Summarize(ow);
-  md << "| overhead beyond compile and kernel time | " << Fixed(sc.mean, 3) << " / " << Fixed(sc.max, 3) << " | "
-     << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
+  md << "| overhead beyond compile, kernel time and device waits | " << Fixed(sc.mean, 3) << " / " << Fixed(sc.max, 3)
+     << " | " << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
   md << "\n| candidate | anvil (cold) | anvil s | stock | stock s | stock compile s |\n|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const Verdict* v = i < r.cold.size() ? &r.cold[i] : nullptr;

@@ -1,11 +1,21 @@
 #include "pipeline/device_gate.h"
 
+#include <chrono>
+
 namespace anvil {
 
-void DeviceGate::AcquireShared() {
+namespace {
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+double DeviceGate::AcquireShared() {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return !exclusive_ && exclusive_waiting_ == 0; });
   ++shared_;
+  return Since(start);
 }
 
 void DeviceGate::ReleaseShared() {
@@ -13,12 +23,14 @@ void DeviceGate::ReleaseShared() {
   if (--shared_ == 0) cv_.notify_all();
 }
 
-void DeviceGate::AcquireExclusive() {
+double DeviceGate::AcquireExclusive() {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   ++exclusive_waiting_;
   cv_.wait(lock, [this] { return !exclusive_ && shared_ == 0; });
   --exclusive_waiting_;
   exclusive_ = true;
+  return Since(start);
 }
 
 void DeviceGate::ReleaseExclusive() {

@@ -15,9 +15,10 @@ namespace anvil {
 
 class DeviceGate {
  public:
-  void AcquireShared();
+  // Each returns the seconds it waited.
+  double AcquireShared();
   void ReleaseShared();
-  void AcquireExclusive();
+  double AcquireExclusive();
   void ReleaseExclusive();
 
  private:
@@ -31,25 +32,29 @@ class DeviceGate {
 // Holds the device shared for a scope.
 class SharedDeviceHold {
  public:
-  explicit SharedDeviceHold(DeviceGate& gate) : gate_(gate) { gate_.AcquireShared(); }
+  explicit SharedDeviceHold(DeviceGate& gate) : gate_(gate), waited_(gate_.AcquireShared()) {}
   ~SharedDeviceHold() { gate_.ReleaseShared(); }
   SharedDeviceHold(const SharedDeviceHold&) = delete;
   SharedDeviceHold& operator=(const SharedDeviceHold&) = delete;
+  double waited() const { return waited_; }
 
  private:
   DeviceGate& gate_;
+  const double waited_;
 };
 
 // Holds the device alone for a scope.
 class ExclusiveDeviceHold {
  public:
-  explicit ExclusiveDeviceHold(DeviceGate& gate) : gate_(gate) { gate_.AcquireExclusive(); }
+  explicit ExclusiveDeviceHold(DeviceGate& gate) : gate_(gate), waited_(gate_.AcquireExclusive()) {}
   ~ExclusiveDeviceHold() { gate_.ReleaseExclusive(); }
   ExclusiveDeviceHold(const ExclusiveDeviceHold&) = delete;
   ExclusiveDeviceHold& operator=(const ExclusiveDeviceHold&) = delete;
+  double waited() const { return waited_; }
 
  private:
   DeviceGate& gate_;
+  const double waited_;
 };
 
 }  // namespace anvil

@@ -70,5 +70,25 @@ TEST(DeviceGateTest, AWaitingTimedRunGoesBeforeNewSharedUsers) {
   EXPECT_TRUE(late_shared_got.load());
 }
 
+TEST(DeviceGateTest, HoldsSayHowLongTheyWaited) {
+  DeviceGate gate;
+  {
+    SharedDeviceHold first(gate);
+    EXPECT_LT(first.waited(), 0.05);  // Free: no wait.
+  }
+  double waited = 0;
+  std::thread holder;
+  {
+    ExclusiveDeviceHold timed(gate);
+    holder = std::thread([&] {
+      SharedDeviceHold later(gate);  // Waits for the timed run to end.
+      waited = later.waited();
+    });
+    std::this_thread::sleep_for(milliseconds(60));
+  }
+  holder.join();
+  EXPECT_GE(waited, 0.05);
+}
+
 }  // namespace
 }  // namespace anvil

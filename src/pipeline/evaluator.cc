@@ -210,7 +210,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     auto x = [&] {
       StageClock clock(v, "extract");
       std::optional<SharedDeviceHold> cpu_work;  // On the cpu backend the CPU is the device.
-      if (backend_.kind() == BackendKind::kCpu) cpu_work.emplace(device_);
+      if (backend_.kind() == BackendKind::kCpu) v.device_wait_seconds += cpu_work.emplace(device_).waited();
       return ExtractExtensions(candidate, extract_from, torch.value(), SandboxSwitches(torch.value()),
                                options_.compile_deadline);
     }();
@@ -276,7 +276,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   {
     StageClock clock(v, "compile");
     std::optional<SharedDeviceHold> cpu_work;  // Compilers would slow a timed run on the cpu backend.
-    if (backend_.kind() == BackendKind::kCpu) cpu_work.emplace(device_);
+    if (backend_.kind() == BackendKind::kCpu) v.device_wait_seconds += cpu_work.emplace(device_).waited();
     if (v.format == "kernelbench") {
       v.compile = BuildKernelbench(extensions, source, backend_, torch.value(), cache, build_options);
       if (extensions.empty()) v.compile.ran = false;
@@ -396,6 +396,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       Status made = [&] {
         StageClock clock(v, "make_trials");
         SharedDeviceHold hold(device_);
+        v.device_wait_seconds += hold.waited();
         return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
       }();
       if (!made.ok()) {
@@ -419,7 +420,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     // The trials share the device; the timed calls get it alone (waiting for
     // it while the child waits). Released when the process has ended.
     enum class Hold { kNone, kShared, kExclusive };
-    device_.AcquireShared();
+    v.device_wait_seconds += device_.AcquireShared();
     Hold hold = Hold::kShared;
     if (options_.perf && g == groups - 1) {
       // Gate 4 follows in the same process, but only for a candidate whose
@@ -439,7 +440,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         device_.ReleaseShared();
         hold = Hold::kNone;
         if (time_them) {
-          device_.AcquireExclusive();
+          v.device_wait_seconds += device_.AcquireExclusive();
           hold = Hold::kExclusive;
         }
         return time_them;

@@ -165,7 +165,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
     StageClock clock(v, "baselines");
     std::optional<ExclusiveDeviceHold> hold;  // Measuring one is timed: alone on the device. Reading one is not.
-    if (!BaselineCached(prepared, mode, bo)) hold.emplace(device_);
+    if (!BaselineCached(prepared, mode, bo)) v.device_wait_seconds += hold.emplace(device_).waited();
     Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
     stats = b.stats;
     error = b.error;

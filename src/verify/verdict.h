@@ -111,8 +111,12 @@ struct Verdict {
   std::string started_at;  // ISO 8601 UTC.
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
-  // "make_trials", "run", "compare", "perf", "baselines"), summed over calls.
+  // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed
+  // over calls.
   std::map<std::string, double> stage_seconds;
+  // Of those, the time spent waiting for the device while other evaluations
+  // side by side held it (pipeline/device_gate.h): contention, not work.
+  double device_wait_seconds = 0;
   CompileResult compile;
   RunGate run;
   CorrectGate correct;

@@ -174,6 +174,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"started_at", v.started_at},
             {"seconds", v.seconds},
             {"stage_seconds", v.stage_seconds},
+            {"device_wait_seconds", v.device_wait_seconds},
             {"gates",
              {{"compile", CompileJson(v.compile)},
               {"run", RunJson(v.run)},

@@ -1,6 +1,8 @@
 """What each verdict says: compile diagnostics on the candidate's own lines, mismatch details, rules."""
 
-from conftest import EXAMPLES, eval_json
+import json
+
+from conftest import EXAMPLES, ROOT, eval_json, validate
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
 CANDS = EXAMPLES / "candidates"
@@ -88,3 +90,17 @@ def test_baselines_are_measured_once_and_cached():
     # Cached per task: the same baseline numbers come back without re-timing.
     assert again[0]["gates"]["perf"]["eager"] == perf["eager"]
     assert again[0]["gates"]["perf"]["compile"] == perf["compile"]
+
+
+def test_gpu_verdicts_from_the_h200_match_the_schema(schema):
+    """Two verdicts the H200 produced (tests/data/gpu_verdicts_h200.jsonl: a pass with its kernel trace, and the D1
+    cheat named by trace.event_mismatch): what only a GPU writes (perf.trace, the trace stage) stays in the
+    schema that CPU runs cannot exercise."""
+    lines = (ROOT / "tests" / "data" / "gpu_verdicts_h200.jsonl").read_text().splitlines()
+    verdicts = [json.loads(line) for line in lines]
+    assert {v["status"] for v in verdicts} == {"pass", "cheat"}
+    for v in verdicts:
+        assert v["gates"]["perf"]["trace"] is None or "own_share" in v["gates"]["perf"]["trace"]
+        validate(v, schema)
+    cheat = next(v for v in verdicts if v["status"] == "cheat")
+    assert "trace.event_mismatch" in [h["rule"] for h in cheat["gates"]["legal"]["hits"]]
