@@ -333,6 +333,28 @@ def _check_outputs(result, k):
     return outputs
 
 
+def _held_out_trials(model, device, timer, args, trace):
+    """Catalog C1: the task's held-out input sets (other shapes, same model), each forward's outputs to
+    held_out_K/ for anvil to compare. Native candidates are built for the spec's shapes and skip them."""
+    for k, held in _trial_dirs(args.prepared, "held_out"):
+        inputs = [v for _, v in tensor_io.read_dir(os.path.join(held, "inputs"), device)]
+
+        def forward():
+            begin = trace.now() if trace else 0
+            out = model(*inputs)
+            timer.sync()
+            if trace:
+                trace.mark(f"held_out_{k}", begin, trace.now())
+            return out
+
+        try:
+            outputs = _check_outputs(call_stage("forward", forward), k)
+        except TaskError as err:
+            err.message = f"on held-out input set {k} (shapes the benchmark does not show): {err.message}"
+            raise
+        tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+
+
 def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
@@ -443,6 +465,8 @@ def run(args):
             outputs = _check_outputs(result, k)
             tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
+        if args.format == "kernelbench":
+            _held_out_trials(model, device, timer, args, trace)
         inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
         timeline.lap("trials")
         timeline.write(args.out)

@@ -145,8 +145,42 @@ def prepare(args):
                 tensor_io.write_dir(os.path.join(timing_dir, "expected"),
                                     [(f"out{i}", o) for i, o in enumerate(outputs)])
             spec["timing_sets"] = count
+        if spec is not None and not streamed and args.held_out:
+            seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
+            spec["held_out"] = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out), seed,
+                                         device)
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
+
+
+def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
+    """Catalog C1: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs() makes
+    with those globals changed, and the reference's outputs for them, in held_out_K/. The model stays as it is:
+    a set that would change get_init_inputs() is the task's error."""
+    module_globals = get_inputs.__globals__
+    get_init = module_globals.get("get_init_inputs")
+    for k, overrides in enumerate(sets):
+        described = ", ".join(f"{n}={v}" for n, v in overrides.items())
+        missing = [n for n in overrides if n not in module_globals]
+        if missing:
+            raise TaskError("held_out", f"held-out set {k} ({described}): the task has no module global "
+                            f"{missing[0]!r}")
+        saved = {n: module_globals[n] for n in overrides}
+        module_globals.update(overrides)
+        try:
+            if get_init is not None:
+                torch.manual_seed(args.init_seed)
+                if repr(list(call_stage("get_init_inputs", get_init))) != repr(list(init_inputs)):
+                    raise TaskError("held_out", f"held-out set {k} ({described}) changes get_init_inputs(): only "
+                                    "the inputs may change, the model stays the benchmark's")
+            inputs = make_inputs(get_inputs, seed + k, device)
+            held = os.path.join(args.out, f"held_out_{k}")
+            tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
+            outputs = _outputs(call_stage("forward", model, *inputs))
+            tensor_io.write_dir(os.path.join(held, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+        finally:
+            module_globals.update(saved)
+    return sets
 
 
 def _spec(args, model, init_inputs, inputs, outputs, ops):
@@ -248,6 +282,8 @@ def main(argv=None):
     p.add_argument("--seeds", required=True)
     p.add_argument("--init-seed", type=int, default=42)
     p.add_argument("--timing-seeds", default="", help="secret seeds of the timed calls' own input sets")
+    p.add_argument("--held-out", default="", help="JSON list of module-global overrides, one held-out input set each")
+    p.add_argument("--held-out-seeds", default="", help="secret seed of the held-out input sets")
     p.add_argument("--max-timing-bytes", type=int, default=1 << 30,
                    help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,

@@ -31,11 +31,11 @@ constexpr const char* kSystemFolders[] = {"/usr",   "/bin", "/sbin", "/lib",  "/
                                           "/lib64", "/etc", "/opt",  "/proc", "/sys"};
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
-// trial_K/ and timing_K/: inputs the candidate may read, reference outputs it
-// may not.
+// trial_K/, timing_K/ and held_out_K/: inputs the candidate may read,
+// reference outputs it may not.
 bool IsInputSetFolder(const fs::path& p) {
   const std::string name = p.filename().string();
-  return name.starts_with("trial_") || name.starts_with("timing_");
+  return name.starts_with("trial_") || name.starts_with("timing_") || name.starts_with("held_out_");
 }
 
 }  // namespace

@@ -407,12 +407,22 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     req.prepared = ref;
     req.out_dir = work / (prepared.streamed ? "got_" + std::to_string(g) : std::string("trials"));
     bool compared = false;
+    const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
     auto compare = [&] {
       StageClock clock(v, "compare");
       for (int k = 0; k < per_group; ++k) {
         const std::string trial = "trial_" + std::to_string(k);
         v.correct.details.push_back(
             CompareTrial(task, ref / trial / "expected", req.out_dir / trial, g * per_group + k, v));
+      }
+      // Catalog C1: the same model on shapes the benchmark does not show.
+      if (held_out) {
+        v.correct.held_out_sets = prepared.held_out;
+        for (std::size_t k = 0; k < prepared.held_out.size(); ++k) {
+          const std::string set = "held_out_" + std::to_string(k);
+          v.correct.held_out.push_back(
+              CompareTrial(task, ref / set / "expected", req.out_dir / set, static_cast<int>(k), v));
+        }
       }
       compared = true;
     };
@@ -434,6 +444,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         compare();
         bool right = v.error.empty();
         for (const TrialCheck& t : v.correct.details) right = right && t.ok;
+        for (const TrialCheck& t : v.correct.held_out) right = right && t.ok;
         gate_seconds = Seconds(t0);
         const bool time_them =
             right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
@@ -546,7 +557,12 @@ void Evaluator::FinishCorrectness(Verdict& v) {
   c.passed = 0;
   for (const auto& t : c.details) c.passed += t.ok ? 1 : 0;
   c.ok = c.trials > 0 && c.passed == c.trials;
-  v.correctness_rate = c.trials > 0 ? static_cast<double>(c.passed) / c.trials : 0;
+  // Held-out sets are correctness trials too (catalog C1): they count in q.
+  int held_passed = 0;
+  for (const auto& t : c.held_out) held_passed += t.ok ? 1 : 0;
+  c.ok = c.ok && held_passed == static_cast<int>(c.held_out.size());
+  const int all = c.trials + static_cast<int>(c.held_out.size());
+  v.correctness_rate = all > 0 && c.trials > 0 ? static_cast<double>(c.passed + held_passed) / all : 0;
   if (!v.error.empty() && v.status != VerdictStatus::kInfraError) v.status = VerdictStatus::kInfraError;
 }
 

@@ -45,6 +45,15 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
   if (parsed.is_object()) prepared.timing_sets = parsed.value("timing_sets", 0);
+  if (parsed.is_object() && parsed.contains("held_out") && parsed["held_out"].is_array()) {
+    for (const auto& set : parsed["held_out"]) {
+      std::string text;
+      for (const auto& [name, value] : set.items()) {
+        text += (text.empty() ? "" : ", ") + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+      }
+      prepared.held_out.push_back(text);
+    }
+  }
   auto text = ReadFile(prepared.dir / "seeds.json");
   if (!text.ok()) return prepared;
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
@@ -92,7 +101,12 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
       {"prepare", "--task", task.path.string(), "--out", work.string(), "--device", backend.TorchDevice(), "--seeds",
        SecretSeeds(options.trials), "--init-seed", std::to_string(options.init_seed), "--max-trial-bytes",
        std::to_string(options.max_trial_bytes), "--timing-seeds", SecretSeeds(options.timing_sets),
-       "--max-timing-bytes", std::to_string(options.max_timing_bytes)});
+       "--max-timing-bytes", std::to_string(options.max_timing_bytes), "--held-out-seeds",
+       task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
+  if (!task.held_out_json.empty()) {
+    spec.argv.push_back("--held-out");
+    spec.argv.push_back(task.held_out_json);
+  }
   spec.deadline = options.deadline;
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);

@@ -52,6 +52,9 @@ struct PreparedTask {
   // timing_K/{inputs,expected} for K < timing_sets (0: none; the timed calls
   // then use the trials' input sets).
   int timing_sets = 0;
+  // held_out_K/{inputs,expected} (catalog C1; Task::held_out_json): what each
+  // set changed, e.g. "batch_size=5". None for streamed tasks.
+  std::vector<std::string> held_out;
 };
 
 // Streamed tasks: makes trials (a prepared folder of its own holding

@@ -43,6 +43,22 @@ Status ApplySidecar(const fs::path& sidecar, Task& task) {
       task.tolerances.push_back({dtype, tol["atol"].get<double>(), tol["rtol"].get<double>()});
     }
   }
+  if (j.contains("held_out")) {
+    const auto& h = j["held_out"];
+    bool ok = h.is_array() && !h.empty();
+    for (std::size_t i = 0; ok && i < h.size(); ++i) {
+      ok = h[i].is_object() && !h[i].empty();
+      for (auto it = h[i].begin(); ok && it != h[i].end(); ++it) {
+        ok = it->is_number() || it->is_boolean() || it->is_string();
+      }
+    }
+    if (!ok) {
+      return Status::Error(sidecar.string() +
+                           ": held_out must be a list of objects mapping the task's module globals to numbers, "
+                           "booleans or strings, e.g. [{\"batch_size\": 5}]");
+    }
+    task.held_out_json = h.dump();
+  }
   task.sha256 = Sha256Hex(task.source + "\n--sidecar--\n" + text.value());
   return Status::Ok();
 }

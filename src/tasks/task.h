@@ -1,7 +1,7 @@
 // A task is a PyTorch reference in KernelBench format (class Model,
 // get_inputs, get_init_inputs), given as one file or found in a tree. This
 // header loads task files and their optional sidecar (`<stem>.anvil.json`:
-// level and per-dtype tolerance). Plain values; thread-safe.
+// level, per-dtype tolerance, held-out input sets). Plain values; thread-safe.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +25,11 @@ struct Task {
   std::string sha256;                         // Of `source` (and the sidecar, when present).
   int level = 0;                              // Sidecar "level", else a `levelN` parent folder, else 0.
   std::vector<ToleranceOverride> tolerances;  // From the sidecar.
+  // Sidecar "held_out" (catalog C1): a JSON array of objects, each naming
+  // module globals of the task to change (`{"batch_size": 5}`) for an extra
+  // correctness trial on shapes the benchmark does not show; "" when none.
+  // kernelbench-format candidates must be right on them too.
+  std::string held_out_json;
 };
 
 // Reads one task file. Error when it is missing, not a .py file, or its

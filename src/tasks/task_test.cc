@@ -45,6 +45,21 @@ TEST_F(TaskTest, MalformedSidecarIsAClearError) {
   EXPECT_FALSE(LoadTask(f).ok());
 }
 
+TEST_F(TaskTest, SidecarHeldOutSetsAreListsOfGlobals) {
+  auto py = Write("relu.py", "class Model: pass\n");
+  Write("relu.anvil.json", R"({"held_out": [{"batch_size": 5}, {"batch_size": 3, "dim": 333}]})");
+  auto t = LoadTask(py);
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(t.value().held_out_json, R"([{"batch_size":5},{"batch_size":3,"dim":333}])");
+  for (const char* bad : {R"({"held_out": 5})", R"({"held_out": []})", R"({"held_out": [{}]})",
+                          R"({"held_out": [{"batch_size": [1, 2]}]})"}) {
+    Write("relu.anvil.json", bad);
+    auto b = LoadTask(py);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.message().find("held_out must be a list of objects"), std::string::npos) << b.message();
+  }
+}
+
 TEST_F(TaskTest, RejectsMissingAndNonPython) {
   EXPECT_NE(LoadTask(dir_ / "nope.py").message().find("not found"), std::string::npos);
   fs::path f = Write("task.txt", "x");

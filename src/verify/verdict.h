@@ -64,10 +64,14 @@ struct TrialCheck {
 
 struct CorrectGate {
   bool ran = false;
-  bool ok = false;
+  bool ok = false;  // Every trial and every held-out set matched.
   int trials = 0;
   int passed = 0;
   std::vector<TrialCheck> details;
+  // The task's held-out input sets (catalog C1: shapes the benchmark does not
+  // show), kernelbench format: what each changed ("batch_size=5") and its check.
+  std::vector<std::string> held_out_sets;
+  std::vector<TrialCheck> held_out;
 };
 
 struct LegalGate {

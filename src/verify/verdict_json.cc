@@ -60,9 +60,8 @@ json RunJson(const RunGate& r) {
           {"phase_seconds", r.phase_seconds}};
 }
 
-json CorrectJson(const CorrectGate& c) {
-  json trials = json::array();
-  for (const auto& t : c.details) {
+json TrialJson(const TrialCheck& t) {
+  {
     json outputs = json::array();
     for (const auto& o : t.outputs) {
       const CompareResult& r = o.result;
@@ -83,9 +82,21 @@ json CorrectJson(const CorrectGate& c) {
                          {"expected_at_first", Nullable(r.expected_at_first, r.first_mismatch >= 0)},
                          {"actual_at_first", Nullable(r.actual_at_first, r.first_mismatch >= 0)}});
     }
-    trials.push_back({{"trial", t.trial}, {"ok", t.ok}, {"problem", t.problem}, {"outputs", outputs}});
+    return {{"trial", t.trial}, {"ok", t.ok}, {"problem", t.problem}, {"outputs", outputs}};
   }
-  return {{"ran", c.ran}, {"ok", c.ok}, {"trials", c.trials}, {"passed", c.passed}, {"details", trials}};
+}
+
+json CorrectJson(const CorrectGate& c) {
+  json trials = json::array();
+  for (const auto& t : c.details) trials.push_back(TrialJson(t));
+  json held_out = json::array();
+  for (std::size_t k = 0; k < c.held_out.size(); ++k) {
+    json j = TrialJson(c.held_out[k]);
+    j["changed"] = k < c.held_out_sets.size() ? c.held_out_sets[k] : "";
+    held_out.push_back(j);
+  }
+  return {{"ran", c.ran},       {"ok", c.ok},        {"trials", c.trials},
+          {"passed", c.passed}, {"details", trials}, {"held_out", held_out}};
 }
 
 json LegalJson(const LegalGate& l) {

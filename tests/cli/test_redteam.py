@@ -90,3 +90,26 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
                           "--no-perf", env={"ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
     assert got[0]["status"] == "pass", got[0]["feedback"]
     assert got[0]["gates"]["run"]["sandbox"] == []
+
+
+def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets():
+    """Catalog C1: the task's sidecar declares held-out input sets (module globals changed: other shapes, same
+    model); a kernel that hard-codes the benchmark's shape is right on every trial and wrong on those, an honest
+    one is right on all. Native candidates are built for the spec's shapes and skip them."""
+    task = ROOT / "tests" / "redteam" / "held_out" / "relu_sized.py"
+    fixed = ROOT / "tests" / "redteam" / "held_out" / "c1_fixed_shape_kb.py"
+    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
+    got, proc = eval_json("--task", str(task), "--candidate", str(fixed), str(honest), "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_name = {v["candidate"]["path"].split("/")[-1]: v for v in got}
+    v = by_name[fixed.name]
+    assert v["status"] == header(fixed, "expect") == "wrong_answer"
+    c = v["gates"]["correct"]
+    assert c["passed"] == c["trials"] == 5
+    assert [(h["changed"], h["ok"], h["problem"]) for h in c["held_out"]] == [
+        ("batch_size=5", False, "shape"), ("batch_size=3, dim=333", False, "shape")]
+    assert "held-out input sets" in v["feedback"] and "batch_size=5" in v["feedback"]
+    assert v["reward"] < 0 and v["correctness_rate"] == 5 / 7
+    ok = by_name[honest.name]
+    assert ok["status"] == "pass"
+    assert [h["ok"] for h in ok["gates"]["correct"]["held_out"]] == [True, True]

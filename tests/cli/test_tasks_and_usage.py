@@ -37,6 +37,7 @@ def test_tasks_spec_json():
     ("no_model.py", "missing", "Model"),
     ("bad_inputs.py", "get_inputs", "get_inputs"),
     ("bad_forward.py", "forward", "forward"),
+    ("bad_held_out.py", "held_out", "no module global 'batch'"),
 ])
 def test_broken_tasks_get_clear_messages(task, stage, words):
     proc = run_anvil("eval", "--cache-dir", cache_dir(), "--task", str(BAD_TASKS / task), "--candidate",
