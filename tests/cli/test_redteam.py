@@ -2,6 +2,8 @@
 on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
 
 import re
+import shutil
+
 import pytest
 
 from conftest import EXAMPLES, ROOT, eval_json
@@ -92,11 +94,13 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
     assert got[0]["gates"]["run"]["sandbox"] == []
 
 
-def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets():
+def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets(tmp_path):
     """Catalog C1: the task's sidecar declares held-out input sets (module globals changed: other shapes, same
     model); a kernel that hard-codes the benchmark's shape is right on every trial and wrong on those, an honest
     one is right on all. Native candidates are built for the spec's shapes and skip them."""
-    task = ROOT / "tests" / "redteam" / "held_out" / "relu_sized.py"
+    task = tmp_path / "relu_sized.py"
+    shutil.copy(RELU, task)
+    (tmp_path / "relu_sized.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"batch_size": 3, "dim": 333}]}')
     fixed = ROOT / "tests" / "redteam" / "held_out" / "c1_fixed_shape_kb.py"
     honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
     got, proc = eval_json("--task", str(task), "--candidate", str(fixed), str(honest), "--no-perf")

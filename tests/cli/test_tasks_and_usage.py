@@ -1,6 +1,7 @@
 """`anvil tasks`, broken tasks, bad usage, --help, and the cuda backend on a machine without a GPU."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,6 @@ def test_tasks_spec_json():
     ("no_model.py", "missing", "Model"),
     ("bad_inputs.py", "get_inputs", "get_inputs"),
     ("bad_forward.py", "forward", "forward"),
-    ("bad_held_out.py", "held_out", "no module global 'batch'"),
 ])
 def test_broken_tasks_get_clear_messages(task, stage, words):
     proc = run_anvil("eval", "--cache-dir", cache_dir(), "--task", str(BAD_TASKS / task), "--candidate",
@@ -46,6 +46,16 @@ def test_broken_tasks_get_clear_messages(task, stage, words):
     assert f"[stage: {stage}]" in proc.stderr, proc.stderr
     assert words in proc.stderr
     assert task.replace(".py", "") in proc.stderr
+
+
+def test_a_held_out_set_naming_a_global_the_task_lacks_is_a_clear_task_error(tmp_path):
+    task = tmp_path / "relu.py"
+    shutil.copy(RELU, task)
+    (tmp_path / "relu.anvil.json").write_text('{"held_out": [{"batch": 5}]}')
+    proc = run_anvil("eval", "--cache-dir", cache_dir(), "--task", str(task), "--candidate",
+                     str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp"))
+    assert proc.returncode == 2
+    assert "[stage: held_out]" in proc.stderr and "no module global 'batch'" in proc.stderr, proc.stderr
 
 
 def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
