@@ -154,26 +154,30 @@ def prepare(args):
 
 
 def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
-    """Catalog C1: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs() makes
-    with those globals changed, and the reference's outputs for them, in held_out_K/. The model stays as it is:
-    a set that would change get_init_inputs() is the task's error."""
+    """Catalogs C1 and C2: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs()
+    makes with those globals changed, and the reference's outputs for them, in held_out_K/. A value {"use": NAME}
+    stands for the module's global NAME, so a set can swap get_inputs for another input maker of the task (mixed
+    structures: zeros, ill-conditioned blocks at random places). The model stays as it is: a set that would change
+    get_init_inputs() is the task's error."""
     module_globals = get_inputs.__globals__
     get_init = module_globals.get("get_init_inputs")
     for k, overrides in enumerate(sets):
-        described = ", ".join(f"{n}={v}" for n, v in overrides.items())
-        missing = [n for n in overrides if n not in module_globals]
+        described = ", ".join(f"{n}={v['use'] if isinstance(v, dict) else v}" for n, v in overrides.items())
+        names = list(overrides) + [v["use"] for v in overrides.values() if isinstance(v, dict)]
+        missing = [n for n in names if n not in module_globals]
         if missing:
             raise TaskError("held_out", f"held-out set {k} ({described}): the task has no module global "
                             f"{missing[0]!r}")
         saved = {n: module_globals[n] for n in overrides}
-        module_globals.update(overrides)
+        module_globals.update({n: module_globals[v["use"]] if isinstance(v, dict) else v
+                               for n, v in overrides.items()})
         try:
             if get_init is not None:
                 torch.manual_seed(args.init_seed)
                 if repr(list(call_stage("get_init_inputs", get_init))) != repr(list(init_inputs)):
                     raise TaskError("held_out", f"held-out set {k} ({described}) changes get_init_inputs(): only "
                                     "the inputs may change, the model stays the benchmark's")
-            inputs = make_inputs(get_inputs, seed + k, device)
+            inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
             held = os.path.join(args.out, f"held_out_{k}")
             tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
             outputs = _outputs(call_stage("forward", model, *inputs))

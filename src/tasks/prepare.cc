@@ -49,7 +49,8 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
     for (const auto& set : parsed["held_out"]) {
       std::string text;
       for (const auto& [name, value] : set.items()) {
-        text += (text.empty() ? "" : ", ") + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+        const nlohmann::json& shown = value.is_object() && value.contains("use") ? value["use"] : value;
+        text += (text.empty() ? "" : ", ") + name + "=" + (shown.is_string() ? shown.get<std::string>() : shown.dump());
       }
       prepared.held_out.push_back(text);
     }

@@ -49,13 +49,15 @@ Status ApplySidecar(const fs::path& sidecar, Task& task) {
     for (std::size_t i = 0; ok && i < h.size(); ++i) {
       ok = h[i].is_object() && !h[i].empty();
       for (auto it = h[i].begin(); ok && it != h[i].end(); ++it) {
-        ok = it->is_number() || it->is_boolean() || it->is_string();
+        // A value, or {"use": "name"}: another module global (an input maker).
+        ok = it->is_number() || it->is_boolean() || it->is_string() ||
+             (it->is_object() && it->size() == 1 && it->contains("use") && (*it)["use"].is_string());
       }
     }
     if (!ok) {
       return Status::Error(sidecar.string() +
                            ": held_out must be a list of objects mapping the task's module globals to numbers, "
-                           "booleans or strings, e.g. [{\"batch_size\": 5}]");
+                           "booleans, strings or {\"use\": \"other_global\"}, e.g. [{\"batch_size\": 5}]");
     }
     task.held_out_json = h.dump();
   }

@@ -51,8 +51,10 @@ TEST_F(TaskTest, SidecarHeldOutSetsAreListsOfGlobals) {
   auto t = LoadTask(py);
   ASSERT_TRUE(t.ok()) << t.message();
   EXPECT_EQ(t.value().held_out_json, R"([{"batch_size":5},{"batch_size":3,"dim":333}])");
+  Write("relu.anvil.json", R"({"held_out": [{"get_inputs": {"use": "get_inputs_mixed"}}]})");
+  ASSERT_TRUE(LoadTask(py).ok());
   for (const char* bad : {R"({"held_out": 5})", R"({"held_out": []})", R"({"held_out": [{}]})",
-                          R"({"held_out": [{"batch_size": [1, 2]}]})"}) {
+                          R"({"held_out": [{"batch_size": [1, 2]}]})", R"({"held_out": [{"f": {"use": 3}}]})"}) {
     Write("relu.anvil.json", bad);
     auto b = LoadTask(py);
     ASSERT_FALSE(b.ok()) << bad;

@@ -117,3 +117,31 @@ def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets(tm
     ok = by_name[honest.name]
     assert ok["status"] == "pass"
     assert [h["ok"] for h in ok["gates"]["correct"]["held_out"]] == [True, True]
+
+
+def test_a_kernel_probing_its_input_fails_a_held_out_set_of_mixed_structure(tmp_path):
+    """Catalog C2: the sidecar swaps get_inputs for the task's own maker of mixed inputs (zero rows at random
+    places); a kernel that decides from a probe of the first elements that the batch is all zero is right on every
+    random trial and wrong there, an honest one is right on all."""
+    task = tmp_path / "relu_mixed.py"
+    task.write_text(open(RELU).read() + """
+
+def get_inputs_mixed():
+    # Zero rows at random places, the first always among them (what a probe of the first elements sees).
+    x = torch.randn(batch_size, dim)
+    x[torch.rand(batch_size) < 0.5] = 0
+    x[0] = 0
+    return [x]
+""")
+    (tmp_path / "relu_mixed.anvil.json").write_text('{"held_out": [{"get_inputs": {"use": "get_inputs_mixed"}}]}')
+    probe = ROOT / "tests" / "redteam" / "held_out" / "c2_zero_probe_kb.py"
+    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
+    got, proc = eval_json("--task", str(task), "--candidate", str(probe), str(honest), "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_name = {v["candidate"]["path"].split("/")[-1]: v for v in got}
+    v = by_name[probe.name]
+    assert v["status"] == header(probe, "expect") == "wrong_answer", v["feedback"]
+    (held,) = v["gates"]["correct"]["held_out"]
+    assert held["changed"] == "get_inputs=get_inputs_mixed" and not held["ok"]
+    assert v["gates"]["correct"]["passed"] == v["gates"]["correct"]["trials"]
+    assert by_name[honest.name]["status"] == "pass"
