@@ -44,8 +44,8 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--gpus", f.gpus,
-                  "GPUs of this node to use (cuda): a number or 'all'; each gets --jobs slots and its candidates' "
-                  "processes see it alone (CUDA_VISIBLE_DEVICES)")
+                  "GPUs of this node to use (cuda): a number or 'all' (those $CUDA_VISIBLE_DEVICES allows); each "
+                  "gets --jobs slots and its candidates' processes see it alone (CUDA_VISIBLE_DEVICES)")
       ->capture_default_str();
 }
 

@@ -29,7 +29,7 @@ struct EvalFlags {
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
   int jobs = 1;            // Candidates evaluated side by side (per GPU).
-  std::string gpus = "1";  // How many GPUs of the node: a number or "all".
+  std::string gpus = "all";  // How many GPUs of the node: a number or "all".
 };
 
 // One evaluator per GPU that --gpus names (one for the cpu backend), for

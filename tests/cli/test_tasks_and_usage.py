@@ -104,6 +104,8 @@ def test_usage_errors_exit_2():
     assert run_anvil("eval", "--task", "/nonexistent/task.py", "--candidate", "x.py").returncode == 2
     assert run_anvil("eval", "--task", RELU, "--candidate", "/nonexistent.py").returncode == 2
     assert run_anvil("eval", "--backend", "tpu", "--task", RELU, "--candidate", RELU).returncode == 2
+    bad_gpus = run_anvil("eval", "--backend", "cuda", "--gpus", "two", "--task", RELU, "--candidate", RELU)
+    assert bad_gpus.returncode == 2 and "--gpus takes a number of GPUs or 'all'" in bad_gpus.stderr
     assert run_anvil("frobnicate").returncode == 2
     assert run_anvil().returncode == 2
 
