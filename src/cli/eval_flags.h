@@ -28,7 +28,7 @@ struct EvalFlags {
   int64_t max_trial_bytes = int64_t{1} << 30;
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
-  int jobs = 1;            // Candidates evaluated side by side (per GPU).
+  int jobs = 1;              // Candidates evaluated side by side (per GPU).
   std::string gpus = "all";  // How many GPUs of the node: a number or "all".
 };
 
