@@ -2,7 +2,6 @@
 on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
 
 import re
-import shutil
 
 import pytest
 
@@ -94,19 +93,28 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
     assert got[0]["gates"]["run"]["sandbox"] == []
 
 
+HELD_OUT = ROOT / "tests" / "redteam" / "held_out"
+
+
+def eval_held_out(tmp_path, task_source, held_out, hostile):
+    """A relu task (`task_source`) whose sidecar declares `held_out`, with `hostile` and the honest relu_kb
+    candidate evaluated on it: their verdicts."""
+    task = tmp_path / "relu_held_out.py"
+    task.write_text(task_source)
+    (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": ' + held_out + "}")
+    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
+    got, proc = eval_json("--task", str(task), "--candidate", str(hostile), str(honest), "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_name = {v["candidate"]["path"].split("/")[-1]: v for v in got}
+    return by_name[hostile.name], by_name[honest.name]
+
+
 def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets(tmp_path):
     """Catalog C1: the task's sidecar declares held-out input sets (module globals changed: other shapes, same
     model); a kernel that hard-codes the benchmark's shape is right on every trial and wrong on those, an honest
     one is right on all. Native candidates are built for the spec's shapes and skip them."""
-    task = tmp_path / "relu_sized.py"
-    shutil.copy(RELU, task)
-    (tmp_path / "relu_sized.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"batch_size": 3, "dim": 333}]}')
-    fixed = ROOT / "tests" / "redteam" / "held_out" / "c1_fixed_shape_kb.py"
-    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
-    got, proc = eval_json("--task", str(task), "--candidate", str(fixed), str(honest), "--no-perf")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    by_name = {v["candidate"]["path"].split("/")[-1]: v for v in got}
-    v = by_name[fixed.name]
+    fixed = HELD_OUT / "c1_fixed_shape_kb.py"
+    v, ok = eval_held_out(tmp_path, open(RELU).read(), '[{"batch_size": 5}, {"batch_size": 3, "dim": 333}]', fixed)
     assert v["status"] == header(fixed, "expect") == "wrong_answer"
     c = v["gates"]["correct"]
     assert c["passed"] == c["trials"] == 5
@@ -114,7 +122,6 @@ def test_a_kernel_specialized_for_the_benchmark_shape_fails_the_held_out_sets(tm
         ("batch_size=5", False, "shape"), ("batch_size=3, dim=333", False, "shape")]
     assert "held-out input sets" in v["feedback"] and "batch_size=5" in v["feedback"]
     assert v["reward"] < 0 and v["correctness_rate"] == 5 / 7
-    ok = by_name[honest.name]
     assert ok["status"] == "pass"
     assert [h["ok"] for h in ok["gates"]["correct"]["held_out"]] == [True, True]
 
@@ -123,8 +130,7 @@ def test_a_kernel_probing_its_input_fails_a_held_out_set_of_mixed_structure(tmp_
     """Catalog C2: the sidecar swaps get_inputs for the task's own maker of mixed inputs (zero rows at random
     places); a kernel that decides from a probe of the first elements that the batch is all zero is right on every
     random trial and wrong there, an honest one is right on all."""
-    task = tmp_path / "relu_mixed.py"
-    task.write_text(open(RELU).read() + """
+    source = open(RELU).read() + """
 
 def get_inputs_mixed():
     # Zero rows at random places, the first always among them (what a probe of the first elements sees).
@@ -132,16 +138,11 @@ def get_inputs_mixed():
     x[torch.rand(batch_size) < 0.5] = 0
     x[0] = 0
     return [x]
-""")
-    (tmp_path / "relu_mixed.anvil.json").write_text('{"held_out": [{"get_inputs": {"use": "get_inputs_mixed"}}]}')
-    probe = ROOT / "tests" / "redteam" / "held_out" / "c2_zero_probe_kb.py"
-    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
-    got, proc = eval_json("--task", str(task), "--candidate", str(probe), str(honest), "--no-perf")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    by_name = {v["candidate"]["path"].split("/")[-1]: v for v in got}
-    v = by_name[probe.name]
+"""
+    probe = HELD_OUT / "c2_zero_probe_kb.py"
+    v, ok = eval_held_out(tmp_path, source, '[{"get_inputs": {"use": "get_inputs_mixed"}}]', probe)
     assert v["status"] == header(probe, "expect") == "wrong_answer", v["feedback"]
     (held,) = v["gates"]["correct"]["held_out"]
     assert held["changed"] == "get_inputs=get_inputs_mixed" and not held["ok"]
     assert v["gates"]["correct"]["passed"] == v["gates"]["correct"]["trials"]
-    assert by_name[honest.name]["status"] == "pass"
+    assert ok["status"] == "pass"
