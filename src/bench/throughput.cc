@@ -127,8 +127,8 @@ StockOutcome RunStock(const Job& job, const Backend& backend, const ThroughputOp
 }
 
 std::vector<Verdict> AnvilPass(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
-                               int jobs_per_gpu, const std::string& name, const BenchProgress& progress) {
-  return RunJobs(evaluators, jobs, jobs_per_gpu, [&](const Job&, const Verdict&, const Progress& p) {
+                               const BatchOptions& batch, const std::string& name, const BenchProgress& progress) {
+  return RunJobs(evaluators, jobs, batch, [&](const Job&, const Verdict&, const Progress& p) {
     if (progress) progress(name, p.done, p.total);
   });
 }
@@ -155,7 +155,8 @@ Summary Summarize(const std::vector<double>& values) {
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
   if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
-  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds);
+  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds -
+                           v.compile_wait_seconds);
 }
 
 std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
@@ -164,6 +165,7 @@ std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& v
     for (const auto& [k, s] : v.stage_seconds) stages[k].push_back(s);
     for (const auto& [k, s] : v.run.phase_seconds) stages["process." + k].push_back(s);
     stages["device_wait"].push_back(v.device_wait_seconds);
+    stages["compile_wait"].push_back(v.compile_wait_seconds);
   }
   return stages;
 }
@@ -178,18 +180,85 @@ std::string Percent(const std::optional<double>& v) { return v ? Fixed(*v * 100,
 
 }  // namespace
 
+std::string RenameExtensions(const std::string& text, const std::string& suffix, int* renamed) {
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t call = text.find("load_inline(", at);
+    if (call == std::string::npos) break;
+    // The call's `name=` keyword: the first one before the call's closing
+    // parenthesis (sources are string literals, so count only outside them
+    // roughly: a name= inside a source would be C++, not a keyword).
+    std::size_t p = call + 12;
+    int depth = 1;
+    std::size_t name_at = std::string::npos;
+    char quote = 0;
+    for (; p < text.size() && depth > 0; ++p) {
+      const char c = text[p];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '(') {
+        ++depth;
+      } else if (c == ')') {
+        --depth;
+      } else if (depth == 1 && name_at == std::string::npos && text.compare(p, 4, "name") == 0 &&
+                 (p == 0 || !(std::isalnum(static_cast<unsigned char>(text[p - 1])) || text[p - 1] == '_'))) {
+        std::size_t q = p + 4;
+        while (q < text.size() && text[q] == ' ') ++q;
+        if (q < text.size() && text[q] == '=' && text.compare(q, 2, "==") != 0) {
+          ++q;
+          while (q < text.size() && text[q] == ' ') ++q;
+          if (q < text.size() && (text[q] == '"' || text[q] == '\'')) {
+            const std::size_t close = text.find(text[q], q + 1);
+            if (close != std::string::npos) name_at = close;  // Where the suffix goes.
+          }
+        }
+      }
+    }
+    if (name_at == std::string::npos) {
+      out += text.substr(at, p - at);
+    } else {
+      out += text.substr(at, name_at - at) + suffix + text.substr(name_at, p - name_at);
+      if (renamed != nullptr) ++*renamed;
+    }
+    at = p;
+  }
+  return out + text.substr(std::min(at, text.size()));
+}
+
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
-                                    const std::vector<Job>& jobs, int jobs_per_gpu, const ThroughputOptions& o,
-                                    const BenchProgress& progress) {
+                                    const std::vector<Job>& given, const BatchOptions& batch,
+                                    const ThroughputOptions& o, const BenchProgress& progress) {
   ThroughputReport report;
+  std::vector<Job> jobs = given;
+  if (o.distinct_builds) {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto text = ReadFile(jobs[i].candidate);
+      if (!text.ok()) continue;  // The evaluation reports it.
+      int renamed = 0;
+      const std::string copy = RenameExtensions(text.value(), "_b" + std::to_string(i), &renamed);
+      if (renamed == 0) continue;
+      const fs::path to = o.work / "candidates" / (std::to_string(i) + "_" + jobs[i].candidate.filename().string());
+      std::error_code ec;
+      fs::create_directories(to.parent_path(), ec);
+      if (!WriteFileAtomic(to, copy).ok()) continue;
+      jobs[i].candidate = to;
+      ++report.renamed;
+    }
+  }
   report.jobs = jobs;
   report.gpus = static_cast<int>(evaluators.size());
-  report.jobs_per_gpu = jobs_per_gpu;
+  report.jobs_per_gpu = batch.parallel;
+  report.compile_ahead = batch.compile_ahead;
   const int n = static_cast<int>(jobs.size());
   for (const char* name : {"anvil_cold", "anvil_warm"}) {
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
-    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, jobs_per_gpu, name, progress);
+    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, batch, name, progress);
     BenchPass pass = Pass(name, Since(start), n);
     sampler.Fill(pass);
     report.passes.push_back(pass);
@@ -223,7 +292,12 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
 
 std::string ThroughputMarkdown(const ThroughputReport& r) {
   std::ostringstream md;
-  md << "candidates: " << r.jobs.size() << ", GPUs: " << r.gpus << ", slots per GPU: " << r.jobs_per_gpu << "\n\n";
+  md << "candidates: " << r.jobs.size() << ", GPUs: " << r.gpus << ", run slots per GPU: " << r.jobs_per_gpu
+     << ", compiles ahead: " << r.compile_ahead << "\n\n";
+  if (r.renamed > 0) {
+    md << r.renamed << " candidates got a load_inline extension name of their own (a copy under the work folder), so "
+       << "no two share a build.\n\n";
+  }
   for (const BenchPass& p : r.passes) {
     if (p.name == "stock" && p.candidates < static_cast<int>(r.jobs.size())) {
       md << "The stock path ran on " << p.candidates << " of the " << r.jobs.size()
@@ -321,7 +395,8 @@ std::string ThroughputJson(const ThroughputReport& r) {
     }
     candidates.push_back(c);
   }
-  json j = {{"gpus", r.gpus},          {"jobs_per_gpu", r.jobs_per_gpu}, {"pch_seconds", r.pch_seconds},
+  json j = {{"gpus", r.gpus},          {"jobs_per_gpu", r.jobs_per_gpu}, {"compile_ahead", r.compile_ahead},
+            {"renamed", r.renamed},    {"pch_seconds", r.pch_seconds},
             {"passes", passes},        {"stages_cold", stages(r.cold)},  {"stages_warm", stages(r.warm)},
             {"candidates", candidates}};
   return j.dump(2);

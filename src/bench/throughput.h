@@ -52,6 +52,10 @@ struct ThroughputReport {
   double pch_seconds = 0;  // The torch PCH built during the cold pass (once per machine and torch).
   int gpus = 1;
   int jobs_per_gpu = 1;
+  int compile_ahead = 0;
+  // Candidates whose load_inline extension the bench renamed (a copy of the
+  // candidate in the work folder) so that no two share a build.
+  int renamed = 0;
 };
 
 struct ThroughputOptions {
@@ -65,14 +69,24 @@ struct ThroughputOptions {
   int stock_warmup = 3;
   int stock_iters = 100;
   std::filesystem::path work;  // Caches and the stock path's build folders (fresh: the cold pass is cold).
+  // Give every candidate's load_inline extension a name of its own (in a copy
+  // under work/candidates), so that candidates sharing sources, as in a
+  // hand-written suite, do not share a build: in an RL batch every candidate is
+  // new. Off: the candidates as they are.
+  bool distinct_builds = true;
 };
+
+// `text` with the extension name of each load_inline call (its `name=` string)
+// given `suffix`; `renamed` counts them.
+std::string RenameExtensions(const std::string& text, const std::string& suffix, int* renamed);
 
 using BenchProgress = std::function<void(const std::string& pass, std::size_t done, std::size_t total)>;
 
 // Runs the three passes. `evaluators` share `evaluators[0]`'s options, whose
 // cache_dir must be empty (the cold pass).
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
-                                    const std::vector<Job>& jobs, int jobs_per_gpu, const ThroughputOptions& options,
+                                    const std::vector<Job>& jobs, const BatchOptions& batch,
+                                    const ThroughputOptions& options,
                                     const BenchProgress& progress);
 
 // The report as Markdown (tables) and as JSON.

@@ -27,6 +27,7 @@ struct BenchArgs : EvalFlags {
   int stock_trials = 5;
   int stock_iters = 100;
   int stock_sample = 0;
+  bool shared_builds = false;
 };
 
 int Run(const BenchArgs& a) {
@@ -70,6 +71,7 @@ int Run(const BenchArgs& a) {
   t.stock_trials = a.stock_trials;
   t.stock_iters = a.stock_iters;
   t.stock_sample = a.stock_sample;
+  t.distinct_builds = !a.shared_builds;
   auto work = a.work.empty() ? MakeTempDir("anvil-bench-") : Result<fs::path>(fs::path(a.work));
   if (!work.ok()) {
     std::fprintf(stderr, "anvil bench throughput: %s\n", work.message().c_str());
@@ -89,13 +91,15 @@ int Run(const BenchArgs& a) {
     std::fprintf(stderr, "anvil bench throughput: %s\n", evaluators.message().c_str());
     return kExitUsage;
   }
+  const BatchOptions batch = ToBatchOptions(a, backend.value());
   std::fprintf(stderr,
                "anvil bench throughput: %zu candidates (%zu native ones left out: the stock path needs load_inline) "
-               "on %s, %zu GPU(s) x %d slots; work in %s\n",
-               jobs.size(), native, a.backend.c_str(), evaluators.value().all.size(), a.jobs, t.work.c_str());
+               "on %s, %zu GPU(s) x %d run slots, %d compiles ahead; work in %s\n",
+               jobs.size(), native, a.backend.c_str(), evaluators.value().all.size(), batch.parallel,
+               batch.compile_ahead, t.work.c_str());
   const bool tty = isatty(STDERR_FILENO) != 0;
   ThroughputReport report =
-      RunThroughputBench(evaluators.value().all, backend.value(), jobs, a.jobs, t,
+      RunThroughputBench(evaluators.value().all, backend.value(), jobs, batch, t,
                          [&](const std::string& pass, std::size_t done, std::size_t total) {
                            if (a.quiet) return;
                            std::fprintf(stderr, "%s[%s %zu/%zu]%s", tty ? "\r\033[K" : "", pass.c_str(), done, total,
@@ -152,6 +156,9 @@ void RegisterBench(CLI::App& app, int& exit_code) {
   cmd->add_option("--stock-sample", args->stock_sample,
                   "Run the stock path on this many candidates, spread evenly (0: all; ~50 s each on an H200)")
       ->capture_default_str();
+  cmd->add_flag("--shared-builds", args->shared_builds,
+                "Evaluate the candidates as they are: those whose load_inline sources and name match share one "
+                "build (by default each gets an extension name of its own, as every candidate of an RL batch is new)");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

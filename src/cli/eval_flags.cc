@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "core/environment.h"
 
@@ -43,10 +44,26 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "runs (candidates' and baselines') still get the device alone")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--compile-jobs", f.compile_jobs,
+                  "Candidates extracted and compiled at once ahead of the runs, node-wide, so the CPUs build later "
+                  "candidates while the GPUs run earlier ones (default: half the CPU cores with a GPU backend, 0 "
+                  "with cpu; 0: no compiling ahead)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--gpus", f.gpus,
                   "GPUs of this node to use (cuda): a number or 'all' (those $CUDA_VISIBLE_DEVICES allows); each "
                   "gets --jobs slots and its candidates' processes see it alone (CUDA_VISIBLE_DEVICES)")
       ->capture_default_str();
+}
+
+BatchOptions ToBatchOptions(const EvalFlags& f, const Backend& backend) {
+  BatchOptions b;
+  b.parallel = f.jobs;
+  b.compile_ahead = f.compile_jobs;
+  if (b.compile_ahead < 0) {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    b.compile_ahead = backend.kind() == BackendKind::kCpu ? 0 : std::max(1, cores / 2);
+  }
+  return b;
 }
 
 Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus) {

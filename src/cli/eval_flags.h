@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/batch.h"
 #include "pipeline/evaluator.h"
 
 namespace CLI {
@@ -29,6 +30,7 @@ struct EvalFlags {
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
   int jobs = 1;              // Candidates evaluated side by side (per GPU).
+  int compile_jobs = -1;     // Compiles ahead of the runs, node-wide; -1: CompileAhead's default.
   std::string gpus = "all";  // How many GPUs of the node: a number or "all".
 };
 
@@ -43,6 +45,11 @@ struct Evaluators {
 Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus);
 
 void AddEvalFlags(CLI::App* cmd, EvalFlags& flags);
+
+// The batch's shape from --jobs and --compile-jobs. By default a GPU backend
+// compiles ahead on half the node's cores (a compile is nvcc and g++ at once);
+// the cpu backend does not, its CPUs being the device its timed runs need.
+BatchOptions ToBatchOptions(const EvalFlags& flags, const Backend& backend);
 
 // Everything but the backend, which the caller resolves (and reports) itself.
 // Error for a malformed --baselines list.

@@ -363,7 +363,7 @@ int Run(const KernelbenchArgs& a) {
                  rate * 60, eta, tty && p.done < p.total ? "" : "\n");
     std::fflush(stderr);
   };
-  RunJobs(evaluators.value().all, pending, a.jobs, on_verdict);
+  RunJobs(evaluators.value().all, pending, ToBatchOptions(a, backend.value()), on_verdict);
   if (!out_file) {
     std::fprintf(stderr, "anvil kernelbench: writing %s failed\n", out.c_str());
     return kExitFailure;

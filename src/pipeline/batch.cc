@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -116,20 +117,34 @@ Result<std::vector<Job>> JobsFromList(const fs::path& jsonl) {
   return jobs;
 }
 
-std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
+std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
-  return RunJobs(std::vector<Evaluator*>{&evaluator}, jobs, parallel, on_verdict);
+  return RunJobs(std::vector<Evaluator*>{&evaluator}, jobs, options, on_verdict);
 }
 
-std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs, int parallel,
+std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
+                             const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
   const auto start = std::chrono::steady_clock::now();
+  const int n = static_cast<int>(evaluators.size());
+  const int parallel = std::max(options.parallel, 1);
+  const int ahead = std::max(options.compile_ahead, 0);
+  // With evaluations compiling ahead, each device admits `parallel` of them
+  // to its runs at a time; without, there are only that many per device.
+  Slots compile_slots(std::max(ahead, 1));
+  std::vector<std::unique_ptr<Slots>> run_slots;
+  for (int d = 0; d < n; ++d) run_slots.push_back(std::make_unique<Slots>(parallel));
+  auto lanes_of = [&](int device) {
+    return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get()} : Lanes{};
+  };
+
   std::vector<Verdict> verdicts(jobs.size());
   std::vector<bool> finished(jobs.size(), false);
   std::mutex mu;
   std::size_t next = 0;      // The next job to start.
   std::size_t reported = 0;  // Jobs handed to on_verdict, in order.
-  auto worker = [&](Evaluator& evaluator) {
+  auto worker = [&](int device) {
+    const Lanes lanes = lanes_of(device);
     while (true) {
       std::size_t i;
       {
@@ -137,7 +152,7 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
         if (next == jobs.size()) return;
         i = next++;
       }
-      Verdict v = evaluator.Evaluate(jobs[i].task, jobs[i].candidate);
+      Verdict v = evaluators[device]->Evaluate(jobs[i].task, jobs[i].candidate, lanes);
       std::lock_guard<std::mutex> lock(mu);
       verdicts[i] = std::move(v);
       finished[i] = true;
@@ -152,13 +167,11 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
       }
     }
   };
-  // Slot t works on evaluator t mod N: slots are spread over the devices.
-  const int n = static_cast<int>(evaluators.size());
-  const int threads =
-      std::clamp<int>(std::max(parallel, 1) * n, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
+  // Thread t works on evaluator t mod N: slots are spread over the devices.
+  const int threads = std::clamp<int>(parallel * n + ahead, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(*evaluators[t % n]));
-  worker(*evaluators[0]);
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t % n);
+  worker(0);
   for (auto& t : pool) t.join();
   return verdicts;
 }

@@ -45,15 +45,26 @@ struct Progress {
   double elapsed_seconds = 0;
 };
 
-// Runs every job, `parallel` at a time (compiles, Python start-up and
-// correctness runs of some overlap the timed runs of others; the evaluator's
-// DeviceGate keeps timed runs alone on the device). `on_verdict` is called in
-// job order, from one thread at a time; verdicts come back in job order.
-std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, int parallel,
+// How a batch spreads its jobs. `parallel` evaluations run candidates on each
+// device at once (correctness runs share it; the evaluator's DeviceGate keeps
+// timed runs alone). `compile_ahead` more evaluations are in flight, node-wide:
+// at most that many extract and compile at once (pipeline/slots.h), so the CPUs
+// build later candidates while the devices run earlier ones. 0: no more in
+// flight than `parallel` per device, and compiles are not limited.
+struct BatchOptions {
+  int parallel = 1;
+  int compile_ahead = 0;
+};
+
+// Runs every job. `on_verdict` is called in job order, from one thread at a
+// time; verdicts come back in job order.
+std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
 // The same over several devices: one evaluator per GPU (Backend::OnDevice),
-// `parallel` slots on each; a job goes to whichever slot is free first.
-std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs, int parallel,
+// `parallel` run slots on each; a job goes to whichever evaluation slot is
+// free first.
+std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
+                             const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict);
 
 }  // namespace anvil

@@ -119,7 +119,7 @@ Result<PreparedTask> Evaluator::Prepare(const Task& task) {
   return prepared;
 }
 
-Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
+Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const Lanes& lanes) {
   auto start = std::chrono::steady_clock::now();
   Verdict v;
   v.started_at = NowIso();
@@ -178,13 +178,17 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate) {
                   ? MakeScratchDir("anvil-eval-", room)
                   : MakeTempDir("anvil-eval-");
   if (!work.ok()) return infra(work.message());
-  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), room, v);
+  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), room, lanes, v);
   if (!options_.keep_work) (void)RemoveTree(work.value());
   return finish(v.status);
 }
 
 void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const fs::path& work,
-                      std::uintmax_t scratch_room, Verdict& v) {
+                      std::uintmax_t scratch_room, const Lanes& lanes, Verdict& v) {
+  // Extraction and the compile are CPU work: in a batch they wait for a
+  // compile slot, and later candidates' compiles overlap this one's runs.
+  std::optional<SlotHold> compile_slot;
+  if (lanes.compile != nullptr) v.compile_wait_seconds = compile_slot.emplace(*lanes.compile).waited();
   auto torch = Torch();
   if (!torch.ok()) {
     v.error = torch.message();
@@ -314,6 +318,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
 
   // Gates 1 and 2: run the trials in a child, compare in this process (and
   // gate 4's timed calls in the same child).
+  compile_slot.reset();
+  std::optional<SlotHold> run_slot;
+  if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
   const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {

@@ -17,6 +17,7 @@
 #include "backend/torch_info.h"
 #include "compile/build.h"
 #include "pipeline/device_gate.h"
+#include "pipeline/slots.h"
 #include "run/candidate_run.h"
 #include "tasks/prepare.h"
 #include "tasks/task.h"
@@ -51,6 +52,15 @@ struct EvalOptions {
 // set: timed on trial 0 alone).
 int RecheckSets(const PreparedTask& prepared, const EvalOptions& options);
 
+// Where a batch has an evaluation wait its turn (pipeline/batch.h): its
+// extraction and compile take a slot of `compile` (the node's CPUs), its
+// candidate runs (trials, timed calls) a slot of `run` (its device). Null: no
+// waiting.
+struct Lanes {
+  Slots* compile = nullptr;
+  Slots* run = nullptr;
+};
+
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
 Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 
@@ -61,7 +71,7 @@ class Evaluator {
   // prepare(task), cached. Error names the task and what is wrong with it.
   Result<PreparedTask> Prepare(const Task& task);
   // Every gate for one candidate of `task` (prepares the task first).
-  Verdict Evaluate(const Task& task, const std::filesystem::path& candidate);
+  Verdict Evaluate(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes = {});
 
   const Backend& backend() const { return backend_; }
   const EvalOptions& options() const { return options_; }
@@ -77,7 +87,7 @@ class Evaluator {
   // reserved for a streamed task's trials (pipeline/scratch_budget.h); 0 when
   // its work folder is on the disk.
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
-             const std::filesystem::path& work, std::uintmax_t scratch_room, Verdict& v);
+             const std::filesystem::path& work, std::uintmax_t scratch_room, const Lanes& lanes, Verdict& v);
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);

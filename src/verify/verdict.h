@@ -121,6 +121,9 @@ struct Verdict {
   // Of those, the time spent waiting for the device while other evaluations
   // side by side held it (pipeline/device_gate.h): contention, not work.
   double device_wait_seconds = 0;
+  // Seconds it waited, in a batch, for a compile slot (`--compile-jobs`)
+  // before its extraction and compile: the queue, not work.
+  double compile_wait_seconds = 0;
   CompileResult compile;
   RunGate run;
   CorrectGate correct;

@@ -186,6 +186,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"seconds", v.seconds},
             {"stage_seconds", v.stage_seconds},
             {"device_wait_seconds", v.device_wait_seconds},
+            {"compile_wait_seconds", v.compile_wait_seconds},
             {"gates",
              {{"compile", CompileJson(v.compile)},
               {"run", RunJson(v.run)},

@@ -171,6 +171,23 @@ def test_side_by_side_evaluations_keep_job_order_and_their_verdicts(tmp_path):
     assert took < 60, took
 
 
+def test_compiles_run_ahead_while_one_run_slot_holds_the_device(tmp_path):
+    # One run slot, two compiles ahead: while the hang holds the run slot for its 6 s, the next candidates
+    # compile and then wait their turn for the device (not beside the hang), and every verdict is what it is alone.
+    order = [shutil.copy(CANDS / n, tmp_path / n) for n in ("timeout_native.cpp", "pass_native.cpp",
+                                                             "wrong_answer_native.cpp", "segfault_native.cpp")]
+    verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, order), "--jobs", "1", "--compile-jobs",
+                               "2", "--timeout", "6", "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [v["status"] for v in verdicts] == ["timeout", "pass", "wrong_answer", "runtime_error"]
+    assert all(v["compile_wait_seconds"] >= 0 for v in verdicts)
+    # Three in flight, one run slot: whichever ran after the hang took it waited its 6 s out instead of running
+    # beside it (runs take the slot in the order their builds finish; here they are cached, so any order).
+    waits = sorted(v["device_wait_seconds"] for v in verdicts[1:])
+    assert waits[-1] > 4, waits
+    assert all(v["gates"]["compile"]["ran"] for v in verdicts)
+
+
 def _children(pid):
     """Children of every thread of `pid` (/proc lists them per thread that forked)."""
     found = []
