@@ -20,27 +20,37 @@ def make_run(tmp_path, files):
 
 
 def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
-    root, run = make_run(tmp_path, [CANDS / "pass_kb.py", CANDS / "pass_native.cpp"])
+    # Two copies of one candidate: in an RL batch every candidate is new, so the bench gives each its own
+    # extension name and both are built cold.
+    root, run = make_run(tmp_path, [CANDS / "pass_kb.py", CANDS / "pass_kb.py", CANDS / "pass_native.cpp"])
     report = tmp_path / "report.json"
     # No PCH: its one-time build would double this test's time; the bench reports it when built.
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
                      str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--stock-trials", "2",
-                     "--stock-iters", "5", "--baselines", "none", "--json-out", str(report), "-q",
+                     "--stock-iters", "5", "--stock-sample", "1", "--baselines", "none", "--json-out", str(report), "-q",
                      env={"ANVIL_PCH": "0"})
     assert proc.returncode == 0, proc.stderr
     assert "1 native ones left out" in proc.stderr
     r = json.loads(report.read_text())
     assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_warm", "stock"]
-    assert all(p["candidates"] == 1 and p["verdicts_per_hour"] > 0 for p in r["passes"])
+    assert [p["candidates"] for p in r["passes"]] == [2, 2, 1]
+    assert all(p["verdicts_per_hour"] > 0 for p in r["passes"])
     assert all(p["gpu_busy"] is None for p in r["passes"])  # No GPU here.
-    (c,) = r["candidates"]
-    assert c["anvil_cold"]["status"] == "pass" and c["anvil_warm"]["status"] == "pass"
+    assert r["renamed"] == 2 and "no two share a build" in proc.stdout
+    first, second = r["candidates"]
+    assert first["candidate"] != second["candidate"]
+    assert "stock" not in second  # The sample of one is the first.
+    c = first
+    assert all(x["anvil_cold"]["status"] == "pass" and x["anvil_warm"]["status"] == "pass" for x in (first, second))
     assert c["stock"]["compiled"] and c["stock"]["correct"] and c["stock"]["error"] == "", c["stock"]
     assert c["stock"]["phases"]["compile"] > 1  # load_inline built the extension from scratch.
     cold, warm = r["stages_cold"], r["stages_warm"]
-    assert cold["compile"]["mean"] > 1 and warm["compile"]["mean"] < 0.5  # The artifact cache.
-    for phase in ("process.start", "process.load", "process.trials", "overhead"):
-        assert phase in cold and cold[phase]["n"] == 1, phase
+    # Both built cold (no shared build), neither warm (the artifact cache).
+    cold_verdicts = [json.loads(line) for line in (tmp_path / "work" / "cold_verdicts.jsonl").read_text().splitlines()]
+    assert [v["gates"]["compile"]["cached"] for v in cold_verdicts] == [False, False]
+    assert cold["compile"]["n"] == 2 and cold["compile"]["mean"] > 1 and warm["compile"]["max"] < 0.5
+    for phase in ("process.start", "process.load", "process.trials", "overhead", "compile_wait"):
+        assert phase in cold and cold[phase]["n"] == 2, phase
     assert "anvil (cold) / stock" in proc.stdout and "| anvil_warm |" in proc.stdout
 
 
