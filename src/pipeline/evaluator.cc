@@ -162,29 +162,12 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
     return infra(torch.message());
   }
 
-  // A streamed trial holds its inputs, the reference outputs and the
-  // candidate's outputs at once (plus slack): keep them off the disk if we
-  // can — in memory this evaluation reserved, next to the others running
-  // side by side. It asks for room for all its trials (made at once) and
-  // needs room for one.
-  std::optional<ScratchReservation> scratch;
-  if (prepared && prepared->streamed && std::getenv("ANVIL_SCRATCH_DIR") == nullptr) {
-    const auto trial = static_cast<std::uintmax_t>(prepared->trial_bytes);
-    scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
-                    static_cast<std::uintmax_t>(prepared->trials) * 2 * trial + trial + kScratchSlackBytes);
-  }
-  const std::uintmax_t room = scratch ? scratch->bytes() : 0;
-  auto work = prepared && prepared->streamed && (room > 0 || std::getenv("ANVIL_SCRATCH_DIR") != nullptr)
-                  ? MakeScratchDir("anvil-eval-", room)
-                  : MakeTempDir("anvil-eval-");
-  if (!work.ok()) return infra(work.message());
-  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, work.value(), room, lanes, v);
-  if (!options_.keep_work) (void)RemoveTree(work.value());
+  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, lanes, v);
   return finish(v.status);
 }
 
-void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const fs::path& work,
-                      std::uintmax_t scratch_room, const Lanes& lanes, Verdict& v) {
+void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const Lanes& lanes,
+                      Verdict& v) {
   // Extraction and the compile are CPU work: in a batch they wait for a
   // compile slot, and later candidates' compiles overlap this one's runs.
   std::optional<SlotHold> compile_slot;
@@ -321,6 +304,35 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   compile_slot.reset();
   std::optional<SlotHold> run_slot;
   if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
+
+  // The run's folder. A streamed trial holds its inputs, the reference
+  // outputs and the candidate's outputs at once (plus slack): keep them off
+  // the disk if we can — in memory this evaluation reserved (only now that it
+  // runs), next to the others running side by side. It asks for room for all
+  // its trials (made at once) and needs room for one.
+  std::optional<ScratchReservation> scratch;
+  if (prepared.streamed && std::getenv("ANVIL_SCRATCH_DIR") == nullptr) {
+    const auto trial = static_cast<std::uintmax_t>(prepared.trial_bytes);
+    scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
+                    static_cast<std::uintmax_t>(prepared.trials) * 2 * trial + trial + kScratchSlackBytes);
+  }
+  const std::uintmax_t scratch_room = scratch ? scratch->bytes() : 0;
+  auto made = prepared.streamed && (scratch_room > 0 || std::getenv("ANVIL_SCRATCH_DIR") != nullptr)
+                  ? MakeScratchDir("anvil-eval-", scratch_room)
+                  : MakeTempDir("anvil-eval-");
+  if (!made.ok()) {
+    v.error = made.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  const fs::path work = made.value();
+  struct RemoveWhenDone {
+    const fs::path& dir;
+    bool keep;
+    ~RemoveWhenDone() {
+      if (!keep) (void)RemoveTree(dir);
+    }
+  } remove_work{work, options_.keep_work};
   const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {

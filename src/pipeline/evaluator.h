@@ -83,11 +83,11 @@ class Evaluator {
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).
   std::string SandboxSwitches(const TorchInfo& torch);
-  // `scratch_room`: bytes of the memory-backed scratch this evaluation
-  // reserved for a streamed task's trials (pipeline/scratch_budget.h); 0 when
-  // its work folder is on the disk.
+  // Every gate after prepare; the run's folder (memory-backed scratch for a
+  // streamed task when the budget allows: pipeline/scratch_budget.h) is made
+  // once the candidate is built and has its run slot.
   void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
-             const std::filesystem::path& work, std::uintmax_t scratch_room, const Lanes& lanes, Verdict& v);
+             const Lanes& lanes, Verdict& v);
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
