@@ -130,6 +130,10 @@ Result<KernelTrace> ParseKernelTrace(const std::string& text) {
     auto bad = [&] { return Status::Error("kernel trace line " + std::to_string(number) + " is malformed: " + line); };
     if (f[0] == "E" && f.size() == 2) {
       trace.error = f[1];
+    } else if (f[0] == "N" && f.size() == 2) {
+      trace.note = f[1];
+    } else if (f[0] == "P" && f.size() == 3) {
+      trace.l2_calls.push_back(f[2]);
     } else if (f[0] == "D" && f.size() == 2) {
       if (!ParseU64(f[1], trace.dropped)) return bad();
     } else if (f[0] == "W" && f.size() == 4) {
@@ -332,6 +336,13 @@ std::vector<RuleHit> JudgeKernelTrace(const KernelTrace& trace, const OwnKernels
                          "kernels ran with a persisting-L2 access policy window (data kept in L2 across the timing "
                          "flush): " +
                              NameList(persisting)));
+  } else if (!trace.l2_calls.empty()) {
+    std::vector<std::string> calls = trace.l2_calls;
+    std::sort(calls.begin(), calls.end());
+    calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+    hits.push_back(Cheat("trace.l2_persist",
+                         "the candidate's process asked for persisting L2 (data kept in L2 across the timing flush): " +
+                             NameList(calls)));
   }
 
   // The timed calls: whose GPU time it was, and whether the events saw it.

@@ -19,6 +19,9 @@
 //   trace.event_mismatch  in most timed calls the kernels were busy for much
 //                         longer than the call's CUDA events measured
 //   trace.l2_persist      a kernel ran with a persisting-L2 access policy
+//                         window, or the process set aside persisting L2 or
+//                         gave a stream or launch such a window (any API call,
+//                         whatever the source spelled)
 #pragma once
 
 #include <cstdint>
@@ -54,6 +57,10 @@ struct KernelTrace {
   std::vector<TraceWindow> windows;
   uint64_t dropped = 0;
   std::string error;  // The recorder could not start or write (an `E` line).
+  // Calls that set aside persisting L2 or gave a stream, graph node or launch
+  // a persisting access policy window (`P` lines: "what", CUPTI's callbacks).
+  std::vector<std::string> l2_calls;
+  std::string note;  // What the recorder could not watch (an `N` line).
 };
 
 // The recorder's file; Error when it cannot be read or a line is malformed.

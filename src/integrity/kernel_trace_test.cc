@@ -132,6 +132,31 @@ TEST(KernelTraceTest, PersistingL2WindowIsACheat) {
   EXPECT_TRUE(Has(Judge(t.text, Events(2, 0.105), ev), "trace.l2_persist"));
 }
 
+TEST(KernelTraceTest, AskingForPersistingL2IsACheatWhateverTheLaunchesCarry) {
+  // Catalog D7 by numeric ids: the launches carry no window the activity
+  // records show, but the API calls that set it up were seen (P lines).
+  TraceText t = Honest(2);
+  t.text += "P\t1500\tcudaDeviceSetLimit persisting-L2 set-aside\n";
+  t.text += "P\t1600\tcudaStreamSetAttribute persisting access policy window\n";
+  t.text += "P\t2600\tcudaStreamSetAttribute persisting access policy window\n";
+  TraceEvidence ev;
+  auto hits = Judge(t.text, Events(2, 0.105), ev);
+  ASSERT_TRUE(Has(hits, "trace.l2_persist"));
+  for (const RuleHit& h : hits) {
+    if (h.rule != "trace.l2_persist") continue;
+    EXPECT_NE(h.message.find("cudaStreamSetAttribute persisting access policy window"), std::string::npos) << h.message;
+    EXPECT_NE(h.message.find("cudaDeviceSetLimit"), std::string::npos) << h.message;
+  }
+  // A recorder that could not watch the calls says so and accuses no one.
+  TraceText n = Honest(2);
+  n.text += "N\tpersisting-L2 calls not watched: cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED\n";
+  auto parsed = ParseKernelTrace(n.text);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_NE(parsed.value().note.find("not watched"), std::string::npos);
+  EXPECT_FALSE(Has(Judge(n.text, Events(2, 0.105), ev), "trace.l2_persist"));
+  EXPECT_FALSE(ParseKernelTrace("P\t1\n").ok());
+}
+
 TEST(KernelTraceTest, NoJudgementWithoutATrace) {
   TraceEvidence ev;
   EXPECT_TRUE(Judge("E\tcannot load CUPTI: libcupti.so: not found\n", {}, ev).empty());

@@ -15,10 +15,22 @@
 //                                            access policy window)
 //   M start end stream bytes memcpy|memset
 //   W begin end label                        a window the worker marked
+//   P time what                              a call that set aside L2 for
+//                                            persisting accesses or gave a
+//                                            stream, graph node or launch a
+//                                            persisting access policy window
+//                                            (CUPTI's callback API, runtime
+//                                            and driver, whatever the source
+//                                            spelled: numeric ids included)
+//   N note                                   what the recorder could not watch
 //   D dropped                                records CUPTI dropped
 // Times are CUPTI timestamps in nanoseconds.
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -57,12 +69,16 @@ struct Cupti {
   decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
 };
 
 Cupti cupti;
 std::mutex mu;
 std::vector<Record> records;  // Guarded by mu.
 std::vector<Window> windows;  // Guarded by mu.
+std::vector<std::string> l2_settings;  // P lines, guarded by mu.
+std::string unwatched;                 // Why the API calls are not watched (an N line).
 uint64_t dropped_total = 0;   // Guarded by mu.
 std::string last_error;
 
@@ -127,6 +143,151 @@ bool Check(CUptiResult r, const char* what) {
   return false;
 }
 
+// The parameters of the calls watched, as CUPTI hands them over (the layouts
+// of generated_cuda_meta.h and generated_cuda_runtime_api_meta.h, which need
+// the driver's internal API version to compile).
+struct SetLimitParams {
+  int limit;  // CUlimit / cudaLimit: the same values.
+  size_t value;
+};
+struct SetAttributeParams {
+  void* target;  // The stream or graph node.
+  int attr;      // CUlaunchAttributeID / cudaLaunchAttributeID: the same values.
+  const void* value;
+};
+struct DriverLaunchExParams {
+  const CUlaunchConfig* config;
+};
+struct RuntimeLaunchExParams {
+  const cudaLaunchConfig_t* config;
+};
+
+// The persisting-L2 evidence the activity records may not carry (a stream's
+// attribute, a set-aside limit): the API calls themselves, at entry.
+bool PersistingWindow(const CUaccessPolicyWindow& w) {
+  return w.num_bytes > 0 && w.hitProp == CU_ACCESS_PROPERTY_PERSISTING;
+}
+
+bool PersistingAttributes(const CUlaunchAttribute* attrs, unsigned count) {
+  for (unsigned i = 0; attrs != nullptr && i < count; ++i) {
+    if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW && PersistingWindow(attrs[i].value.accessPolicyWindow)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void RecordL2(const char* what) {
+  uint64_t t = 0;
+  if (cupti.timestamp != nullptr) cupti.timestamp(&t);
+  std::lock_guard<std::mutex> lock(mu);
+  l2_settings.push_back(std::to_string(t) + "\t" + what);
+}
+
+// The runtime's attribute values have the driver's layout (both are the
+// launch-attribute union).
+const CUaccessPolicyWindow& WindowOf(const void* value) {
+  return static_cast<const CUlaunchAttributeValue*>(value)->accessPolicyWindow;
+}
+
+void CUPTIAPI ApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_ENTER) return;
+  const void* p = info->functionParams;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (id) {
+      case CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit: {
+        const auto* a = static_cast<const SetLimitParams*>(p);
+        if (a->limit == static_cast<int>(CU_LIMIT_PERSISTING_L2_CACHE_SIZE) && a->value > 0) RecordL2("cuCtxSetLimit persisting-L2 set-aside");
+        break;
+      }
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute:
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz: {
+        const auto* a = static_cast<const SetAttributeParams*>(p);
+        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+          RecordL2("cuStreamSetAttribute persisting access policy window");
+        }
+        break;
+      }
+      case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetAttribute: {
+        const auto* a = static_cast<const SetAttributeParams*>(p);
+        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+          RecordL2("cuGraphKernelNodeSetAttribute persisting access policy window");
+        }
+        break;
+      }
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const auto* a = static_cast<const DriverLaunchExParams*>(p);
+        if (a->config != nullptr && PersistingAttributes(a->config->attrs, a->config->numAttrs)) {
+          RecordL2("cuLaunchKernelEx persisting access policy window");
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return;
+  }
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020: {
+      const auto* a = static_cast<const SetLimitParams*>(p);
+      if (a->limit == static_cast<int>(cudaLimitPersistingL2CacheSize) && a->value > 0) RecordL2("cudaDeviceSetLimit persisting-L2 set-aside");
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000: {
+      const auto* a = static_cast<const SetAttributeParams*>(p);
+      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+        RecordL2("cudaStreamSetAttribute persisting access policy window");
+      }
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetAttribute_v11000: {
+      const auto* a = static_cast<const SetAttributeParams*>(p);
+      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+        RecordL2("cudaGraphKernelNodeSetAttribute persisting access policy window");
+      }
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      const auto* a = static_cast<const RuntimeLaunchExParams*>(p);
+      if (a->config != nullptr &&
+          PersistingAttributes(reinterpret_cast<const CUlaunchAttribute*>(a->config->attrs), a->config->numAttrs)) {
+        RecordL2("cudaLaunchKernelExC persisting access policy window");
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Subscribes ApiCallback to the calls above. The recording of kernels does not
+// depend on it: a process may hold only one CUPTI subscriber.
+bool WatchL2Calls() {
+  CUpti_SubscriberHandle subscriber;
+  if (cupti.subscribe == nullptr || cupti.enable_callback == nullptr) return false;
+  if (!Check(cupti.subscribe(&subscriber, ApiCallback, nullptr), "cuptiSubscribe")) return false;
+  bool ok = true;
+  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit, CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute,
+                              CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetAttribute,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) {
+    ok = Check(cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id), "cuptiEnableCallback") && ok;
+  }
+  for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetAttribute_v11000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060}) {
+    ok = Check(cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id), "cuptiEnableCallback") && ok;
+  }
+  return ok;
+}
+
 }  // namespace
 
 extern "C" {
@@ -142,6 +303,8 @@ __attribute__((visibility("default"))) int anvil_trace_start(const char* cupti_p
   }
   Load(lib, "cuptiGetResultString", cupti.result_string);
   Load(lib, "cuptiActivityGetNumDroppedRecords", cupti.dropped);
+  Load(lib, "cuptiSubscribe", cupti.subscribe);
+  Load(lib, "cuptiEnableCallback", cupti.enable_callback);
   if (!Load(lib, "cuptiActivityRegisterCallbacks", cupti.register_callbacks) ||
       !Load(lib, "cuptiActivityEnable", cupti.enable) || !Load(lib, "cuptiActivityDisable", cupti.disable) ||
       !Load(lib, "cuptiActivityFlushAll", cupti.flush_all) ||
@@ -152,6 +315,10 @@ __attribute__((visibility("default"))) int anvil_trace_start(const char* cupti_p
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling the kernel activity")) return 1;
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling the memcpy activity")) return 1;
   if (!Check(cupti.enable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling the memset activity")) return 1;
+  // Without the callbacks the trace still judges kernels; the file says what
+  // is missing (an N line) and launches with a persisting window still show.
+  if (!WatchL2Calls()) unwatched = "persisting-L2 calls not watched: " + last_error;
+  last_error.clear();
   return 0;
 }
 
@@ -205,6 +372,8 @@ __attribute__((visibility("default"))) int anvil_trace_write(const char* path) {
                    r.name.c_str());
     }
   }
+  for (const std::string& l : l2_settings) std::fprintf(f, "P\t%s\n", l.c_str());
+  if (!unwatched.empty()) std::fprintf(f, "N\t%s\n", unwatched.c_str());
   for (const Window& w : windows) {
     std::fprintf(f, "W\t%llu\t%llu\t%s\n", static_cast<unsigned long long>(w.begin),
                  static_cast<unsigned long long>(w.end), w.label.c_str());
