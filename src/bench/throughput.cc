@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -126,9 +127,14 @@ StockOutcome RunStock(const Job& job, const Backend& backend, const ThroughputOp
   return s;
 }
 
+// Writes each verdict to `log` as it is reported (in job order), so a pass cut
+// short still leaves what it decided.
 std::vector<Verdict> AnvilPass(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
-                               const BatchOptions& batch, const std::string& name, const BenchProgress& progress) {
-  return RunJobs(evaluators, jobs, batch, [&](const Job&, const Verdict&, const Progress& p) {
+                               const BatchOptions& batch, const std::string& name, const fs::path& log,
+                               const BenchProgress& progress) {
+  std::ofstream out(log, std::ios::trunc);
+  return RunJobs(evaluators, jobs, batch, [&](const Job&, const Verdict& v, const Progress& p) {
+    out << VerdictToJson(v, -1) << "\n" << std::flush;
     if (progress) progress(name, p.done, p.total);
   });
 }
@@ -258,7 +264,8 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   for (const char* name : {"anvil_cold", "anvil_warm"}) {
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
-    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, batch, name, progress);
+    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, batch, name,
+                                                 o.work / (std::string(name).substr(6) + "_verdicts.jsonl"), progress);
     BenchPass pass = Pass(name, Since(start), n);
     sampler.Fill(pass);
     report.passes.push_back(pass);

@@ -82,7 +82,8 @@ std::string RenameExtensions(const std::string& text, const std::string& suffix,
 
 using BenchProgress = std::function<void(const std::string& pass, std::size_t done, std::size_t total)>;
 
-// Runs the three passes. `evaluators` share `evaluators[0]`'s options, whose
+// Runs the three passes; each anvil pass writes its verdicts, as they come, to
+// work/cold_verdicts.jsonl and work/warm_verdicts.jsonl. `evaluators` share `evaluators[0]`'s options, whose
 // cache_dir must be empty (the cold pass).
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
                                     const std::vector<Job>& jobs, const BatchOptions& batch,

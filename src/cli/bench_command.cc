@@ -106,12 +106,6 @@ int Run(const BenchArgs& a) {
                                         tty && done < total ? "" : "\n");
                            std::fflush(stderr);
                          });
-  // Every verdict, for a look at what the passes decided.
-  for (const auto& [name, verdicts] : {std::pair{"cold", &report.cold}, std::pair{"warm", &report.warm}}) {
-    std::string lines;
-    for (const Verdict& v : *verdicts) lines += VerdictToJson(v, -1) + "\n";
-    (void)WriteFileAtomic(t.work / (std::string(name) + "_verdicts.jsonl"), lines);
-  }
   const std::string md = ThroughputMarkdown(report);
   std::printf("%s", md.c_str());
   if (!a.md_out.empty()) {
