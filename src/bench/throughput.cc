@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -161,8 +161,7 @@ Summary Summarize(const std::vector<double>& values) {
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
   if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
-  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds -
-                           v.compile_wait_seconds);
+  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds - v.compile_wait_seconds);
 }
 
 std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
@@ -264,8 +263,8 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   for (const char* name : {"anvil_cold", "anvil_warm"}) {
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
-    std::vector<Verdict> verdicts = AnvilPass(evaluators, jobs, batch, name,
-                                                 o.work / (std::string(name).substr(6) + "_verdicts.jsonl"), progress);
+    std::vector<Verdict> verdicts =
+        AnvilPass(evaluators, jobs, batch, name, o.work / (std::string(name).substr(6) + "_verdicts.jsonl"), progress);
     BenchPass pass = Pass(name, Since(start), n);
     sampler.Fill(pass);
     report.passes.push_back(pass);
@@ -402,9 +401,14 @@ std::string ThroughputJson(const ThroughputReport& r) {
     }
     candidates.push_back(c);
   }
-  json j = {{"gpus", r.gpus},          {"jobs_per_gpu", r.jobs_per_gpu}, {"compile_ahead", r.compile_ahead},
-            {"renamed", r.renamed},    {"pch_seconds", r.pch_seconds},
-            {"passes", passes},        {"stages_cold", stages(r.cold)},  {"stages_warm", stages(r.warm)},
+  json j = {{"gpus", r.gpus},
+            {"jobs_per_gpu", r.jobs_per_gpu},
+            {"compile_ahead", r.compile_ahead},
+            {"renamed", r.renamed},
+            {"pch_seconds", r.pch_seconds},
+            {"passes", passes},
+            {"stages_cold", stages(r.cold)},
+            {"stages_warm", stages(r.warm)},
             {"candidates", candidates}};
   return j.dump(2);
 }

@@ -87,8 +87,7 @@ using BenchProgress = std::function<void(const std::string& pass, std::size_t do
 // cache_dir must be empty (the cold pass).
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
                                     const std::vector<Job>& jobs, const BatchOptions& batch,
-                                    const ThroughputOptions& options,
-                                    const BenchProgress& progress);
+                                    const ThroughputOptions& options, const BenchProgress& progress);
 
 // The report as Markdown (tables) and as JSON.
 std::string ThroughputMarkdown(const ThroughputReport& report);

@@ -261,7 +261,8 @@ int Run(const EvalArgs& a) {
   if (!single && !a.quiet) {
     std::fprintf(stderr, "anvil eval: %zu candidates on %s\n", jobs.value().size(), backend.value().name().c_str());
   }
-  std::vector<Verdict> verdicts = RunJobs(evaluators.value().all, jobs.value(), ToBatchOptions(a, backend.value()), on_verdict);
+  std::vector<Verdict> verdicts =
+      RunJobs(evaluators.value().all, jobs.value(), ToBatchOptions(a, backend.value()), on_verdict);
 
   if (!a.json) {
     if (single) {

@@ -149,7 +149,8 @@ TEST(KernelTraceTest, AskingForPersistingL2IsACheatWhateverTheLaunchesCarry) {
   }
   // A recorder that could not watch the calls says so and accuses no one.
   TraceText n = Honest(2);
-  n.text += "N\tpersisting-L2 calls not watched: cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED\n";
+  n.text +=
+      "N\tpersisting-L2 calls not watched: cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED\n";
   auto parsed = ParseKernelTrace(n.text);
   ASSERT_TRUE(parsed.ok());
   EXPECT_NE(parsed.value().note.find("not watched"), std::string::npos);

@@ -75,11 +75,11 @@ struct Cupti {
 
 Cupti cupti;
 std::mutex mu;
-std::vector<Record> records;  // Guarded by mu.
-std::vector<Window> windows;  // Guarded by mu.
+std::vector<Record> records;           // Guarded by mu.
+std::vector<Window> windows;           // Guarded by mu.
 std::vector<std::string> l2_settings;  // P lines, guarded by mu.
 std::string unwatched;                 // Why the API calls are not watched (an N line).
-uint64_t dropped_total = 0;   // Guarded by mu.
+uint64_t dropped_total = 0;            // Guarded by mu.
 std::string last_error;
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -170,7 +170,8 @@ bool PersistingWindow(const CUaccessPolicyWindow& w) {
 
 bool PersistingAttributes(const CUlaunchAttribute* attrs, unsigned count) {
   for (unsigned i = 0; attrs != nullptr && i < count; ++i) {
-    if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW && PersistingWindow(attrs[i].value.accessPolicyWindow)) {
+    if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW &&
+        PersistingWindow(attrs[i].value.accessPolicyWindow)) {
       return true;
     }
   }
@@ -198,20 +199,23 @@ void CUPTIAPI ApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti
     switch (id) {
       case CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit: {
         const auto* a = static_cast<const SetLimitParams*>(p);
-        if (a->limit == static_cast<int>(CU_LIMIT_PERSISTING_L2_CACHE_SIZE) && a->value > 0) RecordL2("cuCtxSetLimit persisting-L2 set-aside");
+        if (a->limit == static_cast<int>(CU_LIMIT_PERSISTING_L2_CACHE_SIZE) && a->value > 0)
+          RecordL2("cuCtxSetLimit persisting-L2 set-aside");
         break;
       }
       case CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute:
       case CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz: {
         const auto* a = static_cast<const SetAttributeParams*>(p);
-        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr &&
+            PersistingWindow(WindowOf(a->value))) {
           RecordL2("cuStreamSetAttribute persisting access policy window");
         }
         break;
       }
       case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetAttribute: {
         const auto* a = static_cast<const SetAttributeParams*>(p);
-        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+        if (a->attr == static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) && a->value != nullptr &&
+            PersistingWindow(WindowOf(a->value))) {
           RecordL2("cuGraphKernelNodeSetAttribute persisting access policy window");
         }
         break;
@@ -232,20 +236,23 @@ void CUPTIAPI ApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti
   switch (id) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020: {
       const auto* a = static_cast<const SetLimitParams*>(p);
-      if (a->limit == static_cast<int>(cudaLimitPersistingL2CacheSize) && a->value > 0) RecordL2("cudaDeviceSetLimit persisting-L2 set-aside");
+      if (a->limit == static_cast<int>(cudaLimitPersistingL2CacheSize) && a->value > 0)
+        RecordL2("cudaDeviceSetLimit persisting-L2 set-aside");
       break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000: {
       const auto* a = static_cast<const SetAttributeParams*>(p);
-      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr &&
+          PersistingWindow(WindowOf(a->value))) {
         RecordL2("cudaStreamSetAttribute persisting access policy window");
       }
       break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetAttribute_v11000: {
       const auto* a = static_cast<const SetAttributeParams*>(p);
-      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr && PersistingWindow(WindowOf(a->value))) {
+      if (a->attr == static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) && a->value != nullptr &&
+          PersistingWindow(WindowOf(a->value))) {
         RecordL2("cudaGraphKernelNodeSetAttribute persisting access policy window");
       }
       break;
@@ -271,18 +278,18 @@ bool WatchL2Calls() {
   if (cupti.subscribe == nullptr || cupti.enable_callback == nullptr) return false;
   if (!Check(cupti.subscribe(&subscriber, ApiCallback, nullptr), "cuptiSubscribe")) return false;
   bool ok = true;
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit, CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute,
-                              CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetAttribute,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) {
+  for (CUpti_CallbackId id :
+       {CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit, CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz, CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetAttribute,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) {
     ok = Check(cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id), "cuptiEnableCallback") && ok;
   }
-  for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetAttribute_v11000,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060}) {
+  for (CUpti_CallbackId id :
+       {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetAttribute_v11000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060}) {
     ok = Check(cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id), "cuptiEnableCallback") && ok;
   }
   return ok;

@@ -134,9 +134,7 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
   Slots compile_slots(std::max(ahead, 1));
   std::vector<std::unique_ptr<Slots>> run_slots;
   for (int d = 0; d < n; ++d) run_slots.push_back(std::make_unique<Slots>(parallel));
-  auto lanes_of = [&](int device) {
-    return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get()} : Lanes{};
-  };
+  auto lanes_of = [&](int device) { return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get()} : Lanes{}; };
 
   std::vector<Verdict> verdicts(jobs.size());
   std::vector<bool> finished(jobs.size(), false);

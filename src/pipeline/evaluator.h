@@ -86,8 +86,8 @@ class Evaluator {
   // Every gate after prepare; the run's folder (memory-backed scratch for a
   // streamed task when the budget allows: pipeline/scratch_budget.h) is made
   // once the candidate is built and has its run slot.
-  void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate,
-             const Lanes& lanes, Verdict& v);
+  void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate, const Lanes& lanes,
+             Verdict& v);
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
