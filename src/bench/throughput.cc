@@ -156,12 +156,16 @@ Summary Summarize(const std::vector<double>& values) {
 }
 
 // A verdict's seconds beyond compiling, the kernels' own time (trials, warmup
-// and timed calls at the measured median) and waiting for the device while
-// other evaluations held it (contention, not this candidate's work).
+// and timed calls at the measured median), waiting — for the device while
+// other evaluations held it, for a compile slot — and the task's preparation
+// (once per task, not per candidate: the bench reports it as its own stage).
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
   if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
-  return std::max(0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds - v.compile_wait_seconds);
+  const auto prepare = v.stage_seconds.find("prepare");
+  const double prepare_s = prepare != v.stage_seconds.end() ? prepare->second : 0;
+  return std::max(
+      0.0, v.seconds - v.compile.seconds - kernel_s - v.device_wait_seconds - v.compile_wait_seconds - prepare_s);
 }
 
 std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
@@ -344,8 +348,8 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
   for (const Verdict& v : r.cold) oc.push_back(Overhead(v));
   for (const Verdict& v : r.warm) ow.push_back(Overhead(v));
   const Summary sc = Summarize(oc), sw = Summarize(ow);
-  md << "| overhead beyond compile, kernel time and device waits | " << Fixed(sc.mean, 3) << " / " << Fixed(sc.max, 3)
-     << " | " << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
+  md << "| overhead beyond compile, kernel time, task preparation and waits | " << Fixed(sc.mean, 3) << " / "
+     << Fixed(sc.max, 3) << " | " << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
   md << "\n| candidate | anvil (cold) | anvil s | stock | stock s | stock compile s |\n|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const Verdict* v = i < r.cold.size() ? &r.cold[i] : nullptr;
