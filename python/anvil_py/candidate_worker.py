@@ -22,7 +22,7 @@ from anvil_py import tensor_io
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.static_check.torch_names import aten_compute
 from anvil_py.task_loader import TaskError, call_stage, load_module
-from anvil_py.timing import CallClock, Timer
+from anvil_py.timing import CallClock, Timer, recheck_sample
 
 EXIT_CANDIDATE_ERROR = 3
 NATIVE_DTYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int64": 4, "int32": 5,
@@ -359,8 +359,9 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
-    tells a replay when it is safe), and the output of the last call made with each set goes to recheck_K/ for the
-    engine to compare."""
+    tells a replay when it is safe). The output of the last call made with each set is kept (a copy taken after
+    the call, outside its timing: an output buffer the candidate reuses stays right); after the last call anvil
+    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/."""
     def read(d):
         return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
 
@@ -372,10 +373,17 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
         sets = [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
         warm = None
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
-    state = {"call": -1, "set": None}
+    state = {"call": -1, "set": None, "out": None}
     last = {}
 
+    def keep():
+        """The previous call's output, copied for its set (between calls, outside the timed window)."""
+        if state["set"] is not None and state["out"] is not None:
+            last[state["set"]] = _copied(state["out"])
+        state["out"] = None
+
     def before_each():
+        keep()
         state["call"] += 1
         call = state["call"]
         if warm is not None:
@@ -394,19 +402,32 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
 
     def call():
         out = model(*live)
-        if state["set"] is not None:
-            last[state["set"]] = out
+        state["out"] = out
         return out
 
     times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
+    keep()
     if isinstance(model, NativeModel):
         model.check_guards("the last timed call")
     if args.recheck_sets > 0:
-        for k, result in sorted(last.items()):
-            outputs = _check_outputs(result, k)
+        picked = clock.recheck() if clock is not None else None
+        chosen = range(len(sets)) if picked is None else recheck_sample(len(sets), picked[1], picked[0])
+        for k in chosen:
+            if k not in last:
+                continue  # Fewer calls than sets: anvil finds no output and says so.
+            outputs = _check_outputs(last[k], k)
             tensor_io.write_dir(os.path.join(args.out, f"recheck_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
     return times
+
+
+def _copied(result):
+    """A copy of a call's result (a tensor, or a tuple/list of them): what it held when the call returned."""
+    if isinstance(result, torch.Tensor):
+        return result.detach().clone()
+    if isinstance(result, (tuple, list)):
+        return type(result)(_copied(r) for r in result)
+    return result
 
 
 class _Timeline:

@@ -67,6 +67,34 @@ class CallClock:
     def done(self, nonce, ms):
         os.write(self.done_fd, _MESSAGE.pack(b"done", nonce, float(ms)))
 
+    def recheck(self):
+        """After the last call: (seed, count) of the input sets whose last output anvil looks at again
+        (recheck_sample), or None when it sent none."""
+        message = _read_message(self.go_fd)
+        if message is None:
+            return None
+        tag, seed, count = message
+        if tag.rstrip(b"\0") != b"recheck":
+            raise RuntimeError(f"unexpected timing message {tag!r}")
+        return seed, int(count)
+
+
+def recheck_sample(sets, k, seed):
+    """The `k` of `sets` input sets (sorted) that `seed` picks: a partial Fisher-Yates shuffle driven by
+    splitmix64, the same as the engine's RecheckSample (src/run/call_clock.h)."""
+    mask = (1 << 64) - 1
+    index = list(range(sets))
+    k = max(0, min(k, sets))
+    for i in range(k):
+        seed = (seed + 0x9E3779B97F4A7C15) & mask
+        z = seed
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        j = i + z % (sets - i)
+        index[i], index[j] = index[j], index[i]
+    return sorted(index[:k])
+
 
 _CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 

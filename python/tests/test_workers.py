@@ -128,3 +128,12 @@ def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
     assert trace.error and "cannot load CUPTI" in trace.error
     trace.write(str(tmp_path / "b.tsv"))
     assert (tmp_path / "b.tsv").read_text().startswith("E\tcannot load CUPTI")
+
+
+def test_recheck_sample_picks_what_the_engine_picks():
+    # src/run/call_clock_test.cc pins the same draws for the engine's RecheckSample.
+    from anvil_py.timing import recheck_sample
+    assert recheck_sample(50, 8, 12345) == [24, 32, 35, 36, 40, 44, 46, 47]
+    assert recheck_sample(100, 8, 2**64 - 1) == [3, 5, 7, 33, 36, 45, 51, 82]
+    assert recheck_sample(5, 8, 7) == [0, 1, 2, 3, 4]
+    assert recheck_sample(0, 8, 7) == []

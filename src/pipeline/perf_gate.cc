@@ -113,7 +113,11 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   v.run.seconds += run.seconds;
   // Outputs of timed calls must still be right: a kernel that replays,
   // batches or detects the timing phase is caught here (catalog B2, B3, C4).
-  for (int k = 0; k < recheck_sets; ++k) {
+  // A random sample of the sets, drawn by anvil after the last call: the
+  // child kept every set's last output and wrote only these (catalog C4: no
+  // call knew whether it would be looked at).
+  p.rechecked = RecheckSample(recheck_sets, kRecheckSample, timed.recheck_seed);
+  for (int k : p.rechecked) {
     StageClock clock(v, "compare");
     const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
     TrialCheck t = CompareTrial(task, checked.inputs / trial / "expected",

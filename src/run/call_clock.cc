@@ -175,6 +175,29 @@ void CallClock::Clocked(int calls) {
     calls_.wall_ms.push_back(wall);
     calls_.event_ms.push_back(event);
   }
+  // Every call is over: only now which outputs are looked at again.
+  const uint64_t seed = rng();
+  unsigned char recheck[kClockMessageBytes];
+  Pack(recheck, "recheck", seed, kRecheckSample);
+  calls_.recheck_sent = write(go_[1], recheck, sizeof recheck) == static_cast<ssize_t>(sizeof recheck);
+  calls_.recheck_seed = seed;
+}
+
+std::vector<int> RecheckSample(int sets, int k, uint64_t seed) {
+  std::vector<int> index(static_cast<std::size_t>(std::max(sets, 0)));
+  for (int i = 0; i < sets; ++i) index[static_cast<std::size_t>(i)] = i;
+  k = std::clamp(k, 0, std::max(sets, 0));
+  for (int i = 0; i < k; ++i) {
+    uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    const int j = i + static_cast<int>(z % static_cast<uint64_t>(sets - i));
+    std::swap(index[static_cast<std::size_t>(i)], index[static_cast<std::size_t>(j)]);
+  }
+  index.resize(static_cast<std::size_t>(k));
+  std::sort(index.begin(), index.end());
+  return index;
 }
 
 double MedianUntimedMs(const ClockedCalls& calls) {

@@ -21,7 +21,7 @@
 
 namespace anvil {
 
-// One 24-byte message: an 8-byte tag ("trials", "perf", "ready", "go", "done", NUL-padded), a
+// One 24-byte message: an 8-byte tag ("trials", "perf", "ready", "go", "done", "recheck", NUL-padded), a
 // nonce and a number (little-endian uint64, float64).
 inline constexpr int kClockMessageBytes = 24;
 
@@ -36,8 +36,21 @@ struct ClockedCalls {
   // Bit k: call k ran under the kernel trace (sent with "perf"); such calls
   // give evidence, the others the times.
   uint64_t traced = 0;
+  // After the last call: the seed of the timing sets whose last output is
+  // checked again (RecheckSample), sent only then ("recheck"), so that no
+  // call knows whether its output will be looked at.
+  bool recheck_sent = false;
+  uint64_t recheck_seed = 0;
   std::string violation;  // What broke the protocol; empty when nothing did.
 };
+
+// How many timing sets' last outputs are checked again after the timed calls.
+inline constexpr int kRecheckSample = 8;
+
+// The `k` of `sets` input sets (indexes, sorted) that the seed picks: a
+// partial Fisher-Yates shuffle driven by splitmix64. The worker
+// (python/anvil_py/timing.py, recheck_sample) picks the same ones.
+std::vector<int> RecheckSample(int sets, int k, uint64_t seed);
 
 class CallClock {
  public:

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/subprocess.h"
 
@@ -156,6 +158,27 @@ TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {
   auto f = JudgeClock(c, kHiddenFloorMsDevice);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->rule, "perf.clock");
+}
+
+}  // namespace
+}  // namespace anvil
+
+namespace anvil {
+namespace {
+
+TEST(RecheckSampleTest, PicksDistinctSetsTheWorkerPicksToo) {
+  // The same draws as python/anvil_py/timing.py recheck_sample (the worker
+  // writes exactly the outputs anvil then compares).
+  EXPECT_EQ(RecheckSample(50, 8, 12345), (std::vector<int>{24, 32, 35, 36, 40, 44, 46, 47}));
+  EXPECT_EQ(RecheckSample(100, 8, ~uint64_t{0}), (std::vector<int>{3, 5, 7, 33, 36, 45, 51, 82}));
+  EXPECT_EQ(RecheckSample(5, 8, 7), (std::vector<int>{0, 1, 2, 3, 4}));  // Fewer sets than the sample: all.
+  EXPECT_TRUE(RecheckSample(0, 8, 7).empty());
+  // Over many seeds every set gets picked: no set is safe from the recheck.
+  std::vector<int> seen(100, 0);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    for (int k : RecheckSample(100, kRecheckSample, seed)) ++seen[static_cast<std::size_t>(k)];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 0), 0);
 }
 
 }  // namespace

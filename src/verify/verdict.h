@@ -93,6 +93,10 @@ struct PerfGate {
   // Distinct input sets of the timed calls that no trial used (0: they
   // rotated through the trials' sets, or one set of a streamed task).
   int timing_sets = 0;
+  // The input sets (of the timing sets, or of the trials' sets they rotated
+  // through) whose last timed output was compared again: a random sample
+  // drawn after the last call (run/call_clock.h, RecheckSample).
+  std::vector<int> rechecked;
   // The kernel trace of the candidate's process (CUDA): integrity/kernel_trace.h.
   TraceEvidence trace;
   std::optional<TimingStats> eager, compile;

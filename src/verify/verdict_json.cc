@@ -142,6 +142,7 @@ json PerfJson(const PerfGate& p) {
             {"wall", p.ran ? StatsJson(p.wall) : json(nullptr)},
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
             {"timing_sets", p.timing_sets},
+            {"rechecked", p.rechecked},
             {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
             {"trace", TraceJson(p.trace)},
             {"eager", p.eager ? StatsJson(*p.eager) : json(nullptr)},

@@ -146,3 +146,30 @@ def get_inputs_mixed():
     assert held["changed"] == "get_inputs=get_inputs_mixed" and not held["ok"]
     assert v["gates"]["correct"]["passed"] == v["gates"]["correct"]["trials"]
     assert ok["status"] == "pass"
+
+
+def test_an_output_buffer_reused_from_call_to_call_is_not_a_replay(tmp_path):
+    # Legitimate (catalog section 2): ModelNew keeps one output buffer and returns it from every call. Each timed
+    # call's output is copied when the call returns, so the recheck compares what each set really got; before
+    # that, every set's "last output" was the buffer's final content and an honest candidate was a cheat.
+    source = (EXAMPLES / "candidates" / "relu" / "pass_kb.py").read_text()
+    model = source[source.index("class ModelNew"):]
+    reuse = source.replace(model, '''class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = _ext.relu_forward(x.contiguous())
+        if self.out is None or self.out.shape != y.shape:
+            self.out = torch.empty_like(y)
+        self.out.copy_(y)
+        return self.out
+''').replace("# anvil-expect: pass", "# anvil-expect: pass (one output buffer for every call)")
+    cand = tmp_path / "reuse_buffer_kb.py"
+    cand.write_text(reuse)
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--baselines", "none",
+                           "--warmup", "1", "--iters", "6")
+    assert v["status"] == "pass", v["feedback"]
+    perf = v["gates"]["perf"]
+    assert perf["timing_sets"] == 6 and perf["rechecked"] == list(range(6)), perf  # Six sets: all looked at.
