@@ -105,6 +105,13 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
                 assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
         if cls is Loose:
             assert torch.equal(model.scale, torch.ones(3))
+        if cls is Same:
+            # Filled from the mapped state file: still parameters, and a write stays in this process.
+            weight = model.net[0].weight
+            assert isinstance(weight, torch.nn.Parameter) and weight.requires_grad
+            with torch.no_grad():
+                weight.add_(1)
+            assert torch.equal(torch.load(tmp_path / "state_dict.pt")["net.0.weight"], want["net.0.weight"])
 
 
 def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
