@@ -3,6 +3,7 @@
 import json
 import os
 
+import numpy
 import torch
 
 _DTYPES = {
@@ -61,6 +62,12 @@ def write_dir(path, named_values):
     os.replace(tmp, os.path.join(path, "tensors.json"))
 
 
+def _mapped(fname):
+    """The file's bytes as a uint8 tensor, mapped copy-on-write rather than read: pages come from the page cache
+    as they are used (to a GPU: copied once, straight from it), and a write stays in this process."""
+    return torch.from_numpy(numpy.memmap(fname, dtype=numpy.uint8, mode="c"))
+
+
 def read_dir(path, device="cpu"):
     """Returns [(name, value)] in manifest order; tensors land on `device`."""
     with open(os.path.join(path, "tensors.json")) as f:
@@ -76,8 +83,7 @@ def read_dir(path, device="cpu"):
         if size == 0:
             t = torch.empty(entry["shape"], dtype=dtype)
         else:
-            raw = torch.from_file(fname, shared=False, size=size, dtype=torch.uint8)
-            t = raw.view(dtype).reshape(entry["shape"])
+            t = _mapped(fname).view(dtype).reshape(entry["shape"])
         values.append((entry["name"], t.to(device)))
     return values
 

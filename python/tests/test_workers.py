@@ -30,6 +30,12 @@ def test_tensor_dir_round_trip(tmp_path):
     manifest = json.loads((tmp_path / "tensors.json").read_text())
     assert manifest["tensors"][1] == {"name": "b", "dtype": "bfloat16", "shape": [5], "file": "b.bin"}
     assert os.path.getsize(tmp_path / "a.bin") == 3 * 4 * 4
+    # Read tensors are the candidate's own copies: writing to them (catalog B5) leaves the files, which the
+    # next candidate reads, as they were — also when the files are read-only, as in the sandbox.
+    os.chmod(tmp_path / "a.bin", 0o444)
+    a = tensor_io.read_dir(tmp_path)[0][1]
+    a.fill_(42)
+    assert torch.equal(tensor_io.read_dir(tmp_path)[0][1], values[0][1])
 
 
 def prepare(task, out, seeds="1,2"):
