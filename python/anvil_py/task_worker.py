@@ -147,8 +147,10 @@ def prepare(args):
             spec["timing_sets"] = count
         if spec is not None and not streamed and args.held_out:
             seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
-            spec["held_out"] = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out), seed,
-                                         device)
+            spec["held_out"], skipped = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out),
+                                                  seed, device)
+            if skipped:
+                spec["held_out_skipped"] = skipped
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
@@ -161,6 +163,15 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
     get_init_inputs() is the task's error."""
     module_globals = get_inputs.__globals__
     get_init = module_globals.get("get_init_inputs")
+    auto = sets == "auto"
+    if auto:
+        # Without a sidecar: one batch smaller than the benchmark's (a kernel sized for it, or for its multiples of
+        # a tile, shows), where the task has a batch_size and the model does not depend on it.
+        batch = module_globals.get("batch_size")
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 2:
+            return [], "the task has no module global batch_size above 1"
+        sets = [{"batch_size": batch - 1}]
+    made, skipped = [], ""
     for k, overrides in enumerate(sets):
         described = ", ".join(f"{n}={v['use'] if isinstance(v, dict) else v}" for n, v in overrides.items())
         names = list(overrides) + [v["use"] for v in overrides.values() if isinstance(v, dict)]
@@ -171,6 +182,7 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
         saved = {n: module_globals[n] for n in overrides}
         module_globals.update({n: module_globals[v["use"]] if isinstance(v, dict) else v
                                for n, v in overrides.items()})
+        held = os.path.join(args.out, f"held_out_{len(made)}")
         try:
             if get_init is not None:
                 torch.manual_seed(args.init_seed)
@@ -178,13 +190,20 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
                     raise TaskError("held_out", f"held-out set {k} ({described}) changes get_init_inputs(): only "
                                     "the inputs may change, the model stays the benchmark's")
             inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
-            held = os.path.join(args.out, f"held_out_{k}")
             tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
             outputs = _outputs(call_stage("forward", model, *inputs))
             tensor_io.write_dir(os.path.join(held, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+            made.append(overrides)
+        except TaskError as e:
+            if not auto:
+                raise
+            # A set the task did not ask for: the reference cannot take it (a state sized by the batch), so
+            # there is none.
+            shutil.rmtree(held, ignore_errors=True)
+            skipped = f"{described}: {e.message.splitlines()[0] if e.message else e.stage}"
         finally:
             module_globals.update(saved)
-    return sets
+    return made, skipped
 
 
 def _spec(args, model, init_inputs, inputs, outputs, ops):
@@ -286,7 +305,9 @@ def main(argv=None):
     p.add_argument("--seeds", required=True)
     p.add_argument("--init-seed", type=int, default=42)
     p.add_argument("--timing-seeds", default="", help="secret seeds of the timed calls' own input sets")
-    p.add_argument("--held-out", default="", help="JSON list of module-global overrides, one held-out input set each")
+    p.add_argument("--held-out", default="",
+                   help='JSON list of module-global overrides, one held-out input set each, or "auto" (JSON string): '
+                        'one set with batch_size one smaller, where the reference takes it')
     p.add_argument("--held-out-seeds", default="", help="secret seed of the held-out input sets")
     p.add_argument("--max-timing-bytes", type=int, default=1 << 30,
                    help="bytes of timing sets to aim for (see timing_set_count)")

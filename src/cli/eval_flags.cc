@@ -44,6 +44,12 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "runs (candidates' and baselines') still get the device alone")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--held-out", f.held_out,
+                  "Held-out input sets (catalog C1) for tasks whose sidecar declares none: 'auto' adds one with "
+                  "batch_size one smaller where the reference takes it (kernelbench-format candidates must be right "
+                  "on it too); 'none' keeps the sidecars' only")
+      ->check(CLI::IsMember({"none", "auto"}))
+      ->capture_default_str();
   cmd->add_option("--compile-jobs", f.compile_jobs,
                   "Candidates extracted and compiled at once ahead of the runs, node-wide, so the CPUs build later "
                   "candidates while the GPUs run earlier ones (default: half the CPU cores with a GPU backend, 0 "
@@ -111,6 +117,7 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   o.baseline_compile = f.baselines.find("compile") != std::string::npos;
   o.max_trial_bytes = f.max_trial_bytes;
   o.max_scratch_bytes = f.max_scratch_bytes;
+  o.held_out_auto = f.held_out == "auto";
   return o;
 }
 

@@ -29,9 +29,11 @@ struct EvalFlags {
   int64_t max_trial_bytes = int64_t{1} << 30;
   int64_t max_scratch_bytes = 0;
   bool quiet = false;
-  int jobs = 1;              // Candidates evaluated side by side (per GPU).
-  int compile_jobs = -1;     // Compiles ahead of the runs, node-wide; -1: CompileAhead's default.
-  std::string gpus = "all";  // How many GPUs of the node: a number or "all".
+  int jobs = 1;  // Candidates evaluated side by side (per GPU).
+  int compile_jobs = -1;
+  std::string held_out = "none";  // "none" | "auto": held-out input sets for tasks without a sidecar's.     // Compiles
+                                  // ahead of the runs, node-wide; -1: CompileAhead's default.
+  std::string gpus = "all";       // How many GPUs of the node: a number or "all".
 };
 
 // One evaluator per GPU that --gpus names (one for the cpu backend), for

@@ -109,9 +109,11 @@ Result<PreparedTask> Evaluator::Prepare(const Task& task) {
   po.trials = options_.trials;
   po.max_trial_bytes = options_.max_trial_bytes;
   if (options_.perf) po.timing_sets = options_.iters;
+  Task with_sets = task;
+  if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
   auto prepared = [&] {
     SharedDeviceHold hold(device_);
-    return PrepareTask(task, backend_, torch.value().torch_version, po);
+    return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
   }();
   if (!prepared.ok()) return prepared.status();
   std::lock_guard<std::mutex> lock(mu_);

@@ -44,6 +44,9 @@ struct EvalOptions {
   // Streamed trials are made all at once when they fit in the scratch's free
   // space and in this many bytes (0: no limit beyond the free space).
   int64_t max_scratch_bytes = 0;
+  // Tasks whose sidecar declares no held-out input sets get one made for them
+  // (batch_size one smaller; Task::held_out_json "auto"), catalog C1.
+  bool held_out_auto = false;
 };
 
 // How many input sets the timed calls rotate through, each one's last output

@@ -28,7 +28,9 @@ struct Task {
   // Sidecar "held_out" (catalog C1): a JSON array of objects, each naming
   // module globals of the task to change (`{"batch_size": 5}`) for an extra
   // correctness trial on shapes the benchmark does not show; "" when none.
-  // kernelbench-format candidates must be right on them too.
+  // kernelbench-format candidates must be right on them too. `"auto"` (a
+  // JSON string, from `--held-out auto`): one set with batch_size one
+  // smaller, where the reference takes it.
   std::string held_out_json;
 };
 

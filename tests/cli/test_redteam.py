@@ -173,3 +173,32 @@ def test_an_output_buffer_reused_from_call_to_call_is_not_a_replay(tmp_path):
     assert v["status"] == "pass", v["feedback"]
     perf = v["gates"]["perf"]
     assert perf["timing_sets"] == 6 and perf["rechecked"] == list(range(6)), perf  # Six sets: all looked at.
+
+
+def test_held_out_auto_needs_no_sidecar_and_skips_what_the_reference_cannot_take(tmp_path):
+    """`--held-out auto`: a task without a sidecar gets one held-out set, batch_size one smaller (16 -> 15); the
+    kernel hard-coded for the benchmark's shape fails it, the honest one passes. A task whose model is sized by
+    the batch (a [batch_size, 1] parameter) cannot take it: no set is made and the honest kernel passes."""
+    fixed = HELD_OUT / "c1_fixed_shape_kb.py"
+    honest = EXAMPLES / "candidates" / "relu" / "pass_kb.py"
+    task = tmp_path / "relu_plain.py"
+    task.write_text(open(RELU).read())
+    got, proc = eval_json("--task", str(task), "--candidate", str(fixed), str(honest), "--no-perf",
+                          "--held-out", "auto")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    v, ok = got
+    assert v["status"] == "wrong_answer"
+    assert [(h["changed"], h["ok"]) for h in v["gates"]["correct"]["held_out"]] == [("batch_size=15", False)]
+    assert ok["status"] == "pass"
+    assert [(h["changed"], h["ok"]) for h in ok["gates"]["correct"]["held_out"]] == [("batch_size=15", True)]
+
+    sized = tmp_path / "relu_sized.py"
+    sized.write_text(open(RELU).read().replace(
+        "        super().__init__()",
+        "        super().__init__()\n        self.scale = nn.Parameter(torch.ones(batch_size, 1))", 1).replace(
+        "return torch.relu(x)", "return torch.relu(x) * self.scale", 1))
+    assert "self.scale" in sized.read_text() and "* self.scale" in sized.read_text()
+    (ok,), proc = eval_json("--task", str(sized), "--candidate", str(honest), "--no-perf", "--held-out", "auto")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ok["status"] == "pass", ok["feedback"]
+    assert ok["gates"]["correct"]["held_out"] == []
