@@ -382,8 +382,10 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
     last = {}
 
     def keep():
-        """The previous call's output, copied for its set (between calls, outside the timed window)."""
-        if state["set"] is not None and state["out"] is not None:
+        """The previous call's output, copied for its set (between calls, outside the timed window) when no later
+        call uses that set: call c is the last of its set when c + len(sets) > warmup + iters - 1."""
+        if (state["set"] is not None and state["out"] is not None
+                and state["call"] + len(sets) > args.warmup + args.iters - 1):
             last[state["set"]] = _copied(state["out"])
         state["out"] = None
 
