@@ -360,7 +360,7 @@ def _held_out_trials(model, device, timer, args, trace):
         tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
-def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
+def _timed_calls(model, trials, device, timer, args, clock, trace, traced, timeline):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -378,6 +378,8 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
         sets = [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
         warm = None
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
+    timer.sync()
+    timeline.lap("perf_inputs")
     state = {"call": -1, "set": None, "out": None}
     last = {}
 
@@ -415,6 +417,7 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
     times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
     keep()
+    timeline.lap("perf_calls")
     if isinstance(model, NativeModel):
         model.check_guards("the last timed call")
     if args.recheck_sets > 0:
@@ -425,6 +428,7 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced):
                 continue  # Fewer calls than sets: anvil finds no output and says so.
             outputs = _check_outputs(last[k], k)
             tensor_io.write_dir(os.path.join(args.out, f"recheck_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+    timeline.lap("perf_recheck")
     return times
 
 
@@ -503,9 +507,12 @@ def run(args):
         clock = CallClock(args.clock_fds) if args.clock_fds else None
         traced = clock.trials_done() if clock else None
         if traced is not None:
-            _timed_calls(model, trials, device, timer, args, clock, trace, traced)
+            timeline.lap("trials_wait")
+            _timed_calls(model, trials, device, timer, args, clock, trace, traced, timeline)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
+                timeline.lap("trace_write")
+            timeline.write(args.out)
     return 0
 
 

@@ -140,18 +140,21 @@ std::vector<Verdict> AnvilPass(const std::vector<Evaluator*>& evaluators, const 
 }
 
 struct Summary {
-  double mean = 0, max = 0;
+  double mean = 0, median = 0, max = 0;
   int n = 0;
 };
 
-Summary Summarize(const std::vector<double>& values) {
+Summary Summarize(std::vector<double> values) {
   Summary s;
   for (double v : values) {
     s.mean += v;
     s.max = std::max(s.max, v);
   }
   s.n = static_cast<int>(values.size());
-  if (s.n > 0) s.mean /= s.n;
+  if (s.n == 0) return s;
+  s.mean /= s.n;
+  std::sort(values.begin(), values.end());
+  s.median = s.n % 2 == 1 ? values[s.n / 2] : (values[s.n / 2 - 1] + values[s.n / 2]) / 2;
   return s;
 }
 
@@ -159,9 +162,11 @@ Summary Summarize(const std::vector<double>& values) {
 // and timed calls at the measured median), waiting — for the device while
 // other evaluations held it, for a compile slot — and the task's preparation
 // (once per task, not per candidate: the bench reports it as its own stage).
+// A candidate that ran into its deadline spent the deadline: its own time.
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
   if (v.perf.ran) kernel_s = (v.correct.trials + v.perf.warmup + v.perf.iters) * v.perf.candidate.median_ms / 1e3;
+  if (v.run.timed_out) kernel_s = v.run.deadline_seconds;
   const auto prepare = v.stage_seconds.find("prepare");
   const double prepare_s = prepare != v.stage_seconds.end() ? prepare->second : 0;
   return std::max(
@@ -350,7 +355,9 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
   const Summary sc = Summarize(oc), sw = Summarize(ow);
   md << "| overhead beyond compile, kernel time, task preparation and waits | " << Fixed(sc.mean, 3) << " / "
      << Fixed(sc.max, 3) << " | " << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3) << " |\n";
-  md << "\n| candidate | anvil (cold) | anvil s | stock | stock s | stock compile s |\n|---|---|---|---|---|---|\n";
+  md << "| the same overhead, median | " << Fixed(sc.median, 3) << " | " << Fixed(sw.median, 3) << " |\n";
+  md << "\n| candidate | anvil (cold) | anvil s | warm overhead s | stock | stock s | stock compile s |\n"
+     << "|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const Verdict* v = i < r.cold.size() ? &r.cold[i] : nullptr;
     const StockOutcome* s = i < r.stock.size() && r.stock[i].ran ? &r.stock[i] : nullptr;
@@ -361,7 +368,8 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
     }
     const double stock_compile = s && s->phases.count("compile") ? s->phases.at("compile") : 0;
     md << "| " << r.jobs[i].task.name << " / " << r.jobs[i].candidate.filename().string() << " | "
-       << (v ? StatusName(v->status) : "-") << " | " << (v ? Fixed(v->seconds, 1) : "-") << " | " << stock << " | "
+       << (v ? StatusName(v->status) : "-") << " | " << (v ? Fixed(v->seconds, 1) : "-") << " | "
+       << (i < r.warm.size() ? Fixed(Overhead(r.warm[i]), 2) : "-") << " | " << stock << " | "
        << (s ? Fixed(s->seconds, 1) : "-") << " | " << Fixed(stock_compile, 1) << " |\n";
   }
   return md.str();
@@ -386,7 +394,7 @@ std::string ThroughputJson(const ThroughputReport& r) {
     std::vector<double> overhead;
     for (const Verdict& v : verdicts) overhead.push_back(Overhead(v));
     const Summary s = Summarize(overhead);
-    j["overhead"] = {{"mean", s.mean}, {"max", s.max}, {"n", s.n}};
+    j["overhead"] = {{"mean", s.mean}, {"median", s.median}, {"max", s.max}, {"n", s.n}};
     return j;
   };
   json candidates = json::array();
