@@ -21,6 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from anvil_py import tensor_io
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.static_check.torch_names import aten_compute
+from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer, recheck_sample
 
@@ -181,6 +182,7 @@ def _construct_for_extraction(module, spec, recorded):
 def extract(args):
     recorded = []
     _patch_load_inline(_record_extensions(recorded))
+    guard = TamperGuard(None)
     problem = None
     try:
         module = _load_candidate(args.candidate)
@@ -188,8 +190,10 @@ def extract(args):
             _construct_for_extraction(module, _read_spec(args.prepared), recorded)
     except TaskError as e:
         problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
+    # What importing and building it replaced is decided here, before anything is compiled.
+    tampered = {"changed": guard.changes(), "when": "while importing and building ModelNew"}
     with open(args.out, "w") as f:
-        json.dump({"extensions": recorded, "error": problem}, f)
+        json.dump({"extensions": recorded, "error": problem, "tampered": tampered if tampered["changed"] else None}, f)
     return 0
 
 
@@ -360,26 +364,27 @@ def _held_out_trials(model, device, timer, args, trace):
         tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
-def _timed_calls(model, trials, device, timer, args, clock, trace, traced, timeline):
+def _timing_sets(trials, device, args):
+    """(warm, sets): trial 0's inputs for the warmup and the timing sets' inputs, on the device — or, for a task
+    without timing sets, no warmup inputs of their own and the trials' sets."""
+    def read(d):
+        return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
+
+    timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
+    if timing:
+        return read(trials[0][1]), [read(d) for d in timing[:max(args.recheck_sets, 1)]]
+    return None, [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
+
+
+def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
     tells a replay when it is safe). The output of the last call made with each set is kept (a copy taken after
     the call, outside its timing: an output buffer the candidate reuses stays right); after the last call anvil
     names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/."""
-    def read(d):
-        return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
-
-    timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
-    if timing:
-        warm = read(trials[0][1])
-        sets = [read(d) for d in timing[:max(args.recheck_sets, 1)]]
-    else:
-        sets = [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
-        warm = None
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
     timer.sync()
-    timeline.lap("perf_inputs")
     state = {"call": -1, "set": None, "out": None}
     last = {}
 
@@ -392,6 +397,8 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced, timel
         state["out"] = None
 
     def before_each():
+        if state["call"] >= 0:
+            guard.check(f"after call {state['call']} of the warmup and timed calls")
         keep()
         state["call"] += 1
         call = state["call"]
@@ -416,6 +423,7 @@ def _timed_calls(model, trials, device, timer, args, clock, trace, traced, timel
 
     times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
+    guard.check("after the timed calls")
     keep()
     timeline.lap("perf_calls")
     if isinstance(model, NativeModel):
@@ -469,10 +477,13 @@ def run(args):
     if device.type == "cuda":
         torch.zeros(1, device=device)  # The context, so that its cost is not the model's.
         timeline.lap("cuda_init")
+    # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
+    timer = Timer(device)
+    guard = TamperGuard(args.out)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
+    guard.check("after loading the candidate")
     timeline.lap("load")
-    timer = Timer(device)
     trials = list(_trial_dirs(args.prepared))
     with torch.no_grad():
         for k, trial_dir in trials:
@@ -494,21 +505,29 @@ def run(args):
                 _write_aten_ops(args.out, aten.ops)
             if isinstance(model, NativeModel):
                 model.check_guards(f"trial {k}")
+            guard.check(f"after trial {k}")
             outputs = _check_outputs(result, k)
             tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
             _held_out_trials(model, device, timer, args, trace)
+            guard.check("after the held-out sets")
         inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
         timeline.lap("trials")
         timeline.write(args.out)
         # The timed calls, in this process when anvil asks for them; their times reach anvil through its call
         # clock only.
         clock = CallClock(args.clock_fds) if args.clock_fds else None
-        traced = clock.trials_done() if clock else None
+        if clock:
+            # The timing sets go onto the device while anvil compares the trials.
+            clock.announce_trials()
+            warm, sets = _timing_sets(trials, device, args)
+            timer.sync()
+            timeline.lap("perf_inputs")
+        traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            _timed_calls(model, trials, device, timer, args, clock, trace, traced, timeline)
+            _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 timeline.lap("trace_write")

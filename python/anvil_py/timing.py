@@ -10,6 +10,11 @@ docs/protocol.md): once its inputs are copied and the
 L2 flushed, each call says "ready" and waits for anvil's "go"; its end — after
 the whole device is synchronized — goes back with the nonce and the time, so
 anvil measures every call's wall time itself.
+
+Each timed call runs in compiled code (libanvil_timer.so, src/run/call_timer.cc; its path in $ANVIL_TIMER_LIB,
+loaded before the candidate's code): from "go" to "done" — the events, the forward, the synchronize, the time and
+the message — nothing runs that Python code could have replaced (catalog D3). Without the library (a worker
+started by hand) the same steps run here, with torch's events.
 """
 
 import ctypes
@@ -41,10 +46,13 @@ class CallClock:
     def __init__(self, fds):
         self.go_fd, self.done_fd = (int(x) for x in fds.split(","))
 
-    def trials_done(self):
-        """The trials' outputs are written. None when anvil is done; otherwise it wants the timed calls now, and
-        this is the mask of those to run under the kernel trace (bit k: call k)."""
+    def announce_trials(self):
+        """The trials' outputs are written: anvil compares them meanwhile."""
         os.write(self.done_fd, _MESSAGE.pack(b"trials", 0, 0.0))
+
+    def await_perf(self):
+        """After announce_trials: None when anvil is done; otherwise the mask of the timed calls to run under the
+        kernel trace (bit k: call k)."""
         message = _read_message(self.go_fd)
         if message is None:
             return None
@@ -97,6 +105,50 @@ def recheck_sample(sets, k, seed):
 
 
 _CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+_FORWARD = ctypes.CFUNCTYPE(ctypes.c_int)
+
+
+class CompiledTimer:
+    """libanvil_timer.so: one timed call from anvil's go to its done, in compiled code."""
+
+    def __init__(self, path, cuda):
+        lib = ctypes.CDLL(path)
+        lib.anvil_timer_error.restype = ctypes.c_char_p
+        lib.anvil_timer_open_cuda.restype = ctypes.c_int
+        lib.anvil_timer_reset_l2.restype = ctypes.c_int
+        lib.anvil_timer_call.restype = ctypes.c_double
+        lib.anvil_timer_call.argtypes = [_FORWARD, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        if cuda and lib.anvil_timer_open_cuda() != 0:
+            raise RuntimeError(f"the compiled timer cannot use CUDA: {self._error(lib)}")
+        self.lib = lib
+
+    @staticmethod
+    def _error(lib):
+        return lib.anvil_timer_error().decode(errors="replace")
+
+    def reset_l2(self):
+        self.lib.anvil_timer_reset_l2()
+
+    def call(self, fn, stream, clock):
+        """`fn` timed (ms), under anvil's clock when `clock` is given."""
+        raised = []
+
+        def forward():
+            try:
+                fn()
+                return 0
+            except BaseException as err:  # noqa: BLE001 - raised again below, outside the callback
+                raised.append(err)
+                return 1
+
+        callback = _FORWARD(forward)
+        go, done = (clock.go_fd, clock.done_fd) if clock else (-1, -1)
+        ms = self.lib.anvil_timer_call(callback, stream, go, done)
+        if raised:
+            raise raised[0]
+        if ms < 0:
+            raise RuntimeError(f"timed call failed: {self._error(self.lib)}")
+        return ms
 
 
 def _loaded_cudart():
@@ -113,18 +165,29 @@ def _loaded_cudart():
 
 
 class Timer:
-    def __init__(self, device):
+    def __init__(self, device, compiled=None):
+        """`compiled`: libanvil_timer.so's path (default $ANVIL_TIMER_LIB); create the Timer before the
+        candidate's code is loaded."""
         self.device = torch.device(device)
         self.flush = None
         self.cudart = None
-        if self.device.type == "cuda":
+        self.stream = None
+        cuda = self.device.type == "cuda"
+        if cuda:
             l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
             self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=self.device)
+            self.stream = torch.cuda.current_stream(self.device).cuda_stream
+        path = compiled if compiled is not None else os.environ.get("ANVIL_TIMER_LIB")
+        self.compiled = CompiledTimer(path, cuda) if path else None
+        if cuda and self.compiled is None:
             self.cudart = _loaded_cudart()
 
     def _reset_persisting_l2(self):
         """Catalog D7: lines a kernel marked persisting would survive the flush; demote them and take the
         set-aside away before every timed call."""
+        if self.compiled is not None:
+            self.compiled.reset_l2()
+            return
         if self.cudart is None:
             return
         try:
@@ -163,9 +226,17 @@ class Timer:
             if cuda:
                 self._reset_persisting_l2()
                 self.flush.zero_()
+                self.sync()  # The flush and the input copy are done before the clock starts.
+            if self.compiled is not None:
+                begin = trace.now() if trace else 0
+                ms = self.compiled.call(fn, self.stream, clock)
+                if traced_call:
+                    trace.mark(f"call_{k}", begin, trace.now())
+                times.append(ms)
+                continue
+            if cuda:
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
-                self.sync()  # The flush and the input copy are done before the clock starts.
             nonce = 0
             if clock:
                 clock.ready()

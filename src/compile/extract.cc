@@ -99,6 +99,10 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   if (j.contains("extensions") && j["extensions"].is_array()) {
     for (const auto& e : j["extensions"]) x.extensions.push_back(ParseExtension(e));
   }
+  if (j.contains("tampered") && j["tampered"].is_object()) {
+    x.tampered = Strings(j["tampered"], "changed");
+    x.tampered.push_back(j["tampered"].value("when", "while importing"));
+  }
   if (j.contains("error") && j["error"].is_object()) {
     const auto& e = j["error"];
     x.failed = true;

@@ -38,6 +38,9 @@ struct Extraction {
   uint32_t sandbox_layers = 0;
   std::string stderr_tail;
   double seconds = 0;
+  // What importing it replaced of what anvil's worker relies on, then when
+  // (RunGate::tampered); any is a cheat.
+  std::vector<std::string> tampered;
 };
 
 // Error only for anvil's own failures (cannot start Python, unreadable output).

@@ -1,5 +1,7 @@
 #include "core/python.h"
 
+#include <cstdlib>
+
 #include "core/environment.h"
 
 namespace anvil {
@@ -13,7 +15,18 @@ ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::s
               {"PYTHONDONTWRITEBYTECODE", "1"},
               {"PYTHONUNBUFFERED", "1"},
               {"PYTHONWARNINGS", "ignore"}};
+  if (const auto timer = TimerLibrary(); !timer.empty()) spec.env.emplace_back("ANVIL_TIMER_LIB", timer.string());
   return spec;
+}
+
+std::filesystem::path TimerLibrary() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const char* set = std::getenv("ANVIL_TIMER_LIB");
+  fs::path lib = set != nullptr && *set != '\0'
+                     ? fs::path(set)
+                     : fs::read_symlink("/proc/self/exe", ec).parent_path() / "libanvil_timer.so";
+  return fs::is_regular_file(lib, ec) ? fs::absolute(lib, ec) : fs::path();
 }
 
 std::string TailLines(const std::string& text, int max_lines) {

@@ -4,6 +4,7 @@
 // business; this only builds the ProcessSpec. Thread-safe.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,13 @@
 
 namespace anvil {
 
-// `python -m anvil_py.<module> args...` with PYTHONPATH set to anvil's package.
+// `python -m anvil_py.<module> args...` with PYTHONPATH set to anvil's
+// package, and ANVIL_TIMER_LIB to the compiled timer when there is one.
 ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::string>& args);
+
+// libanvil_timer.so (src/run/call_timer.cc), the timed call in compiled code:
+// $ANVIL_TIMER_LIB, else the one next to this executable; empty when missing.
+std::filesystem::path TimerLibrary();
 
 // The last `max_lines` lines of `text` (for stderr tails and tracebacks).
 std::string TailLines(const std::string& text, int max_lines);

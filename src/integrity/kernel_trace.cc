@@ -17,9 +17,15 @@ namespace anvil {
 namespace {
 
 // The margin a call's busy time may exceed its events by: CUPTI and CUDA
-// events are separate clocks, and a launch gap is not busy time.
-constexpr double kEventSlack = 1.25;
-constexpr double kEventSlackMs = 0.05;
+// events are separate clocks (the kernels of an honest call run between its
+// events, so its busy time is at most its event time).
+constexpr double kEventSlack = 1.10;
+constexpr double kEventSlackMs = 0.02;
+// The margin the traced calls' median busy time may exceed the untraced
+// calls' median event time by: the trace slows kernels by ~1-3 %, and the two
+// halves ran different input sets.
+constexpr double kSplitSlack = 1.15;
+constexpr double kSplitSlackMs = 0.02;
 // Foreign (non-plumbing) GPU time the share rule ignores: noise.
 constexpr double kForeignFloorMs = 0.02;
 constexpr std::size_t kTopKernels = 12;
@@ -347,6 +353,7 @@ std::vector<RuleHit> JudgeKernelTrace(const KernelTrace& trace, const OwnKernels
 
   // The timed calls: whose GPU time it was, and whether the events saw it.
   std::vector<double> shares, busy;
+  std::vector<bool> traced(event_ms.size(), false);
   int mismatched = 0, timed = 0;
   std::string example;
   for (std::size_t w = 0; w < windows.size(); ++w) {
@@ -364,6 +371,7 @@ std::vector<RuleHit> JudgeKernelTrace(const KernelTrace& trace, const OwnKernels
     busy.push_back(b);
     if (k >= 0 && k < static_cast<int>(event_ms.size())) {
       ++timed;
+      traced[k] = true;
       if (b > event_ms[k] * kEventSlack + kEventSlackMs) {
         ++mismatched;
         if (example.empty()) {
@@ -389,6 +397,25 @@ std::vector<RuleHit> JudgeKernelTrace(const KernelTrace& trace, const OwnKernels
                          std::to_string(mismatched) + " of " + std::to_string(timed) +
                              " timed calls kept the GPU busy much longer than their CUDA events measured (" + example +
                              "): work ran outside the timed stream's events"));
+  }
+  // The calls whose times count are the ones the trace did not watch: their
+  // events must tell the same story as the watched calls' kernels.
+  std::vector<double> untraced_events;
+  for (std::size_t k = 0; k < event_ms.size(); ++k) {
+    if (!traced[k]) untraced_events.push_back(event_ms[k]);
+  }
+  if (timed > 0 && !untraced_events.empty()) {
+    const double watched = ComputeStats(busy).median_ms;
+    const double unwatched = ComputeStats(untraced_events).median_ms;
+    if (watched > unwatched * kSplitSlack + kSplitSlackMs) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "the %d timed calls the trace watched kept the GPU busy %.4g ms (median), but the %zu calls it "
+                    "did not watch, whose times count, reported %.4g ms: their times were forged, or the candidate "
+                    "runs differently when it is watched",
+                    timed, watched, untraced_events.size(), unwatched);
+      hits.push_back(Cheat("trace.untraced_time", buf));
+    }
   }
   return hits;
 }

@@ -18,6 +18,10 @@
 //                         between calls, or left to run after one
 //   trace.event_mismatch  in most timed calls the kernels were busy for much
 //                         longer than the call's CUDA events measured
+//   trace.untraced_time   the calls the trace watched were busy for much
+//                         longer (median) than the unwatched calls — whose
+//                         times count — reported: forged times, or a
+//                         candidate that behaves differently when watched
 //   trace.l2_persist      a kernel ran with a persisting-L2 access policy
 //                         window, or the process set aside persisting L2 or
 //                         gave a stream or launch such a window (any API call,

@@ -125,6 +125,22 @@ TEST(KernelTraceTest, KernelsBusyLongAfterTheEventsAreHiddenWork) {
   EXPECT_FALSE(Has(Judge(Honest(6).text, events, ev), "trace.event_mismatch"));
 }
 
+TEST(KernelTraceTest, UntracedCallsReportingLessThanTheTracedOnesRanAreForged) {
+  // Calls 0-3 traced (100 us of kernel each); calls 4-7 untraced, their times
+  // the ones that count. A timer scaled down where the trace does not look:
+  TraceEvidence ev;
+  std::vector<double> events = Events(4, 0.105);
+  for (int k = 0; k < 4; ++k) events.push_back(0.05);
+  auto hits = Judge(Honest(4).text, events, ev);
+  ASSERT_TRUE(Has(hits, "trace.untraced_time"));
+  EXPECT_NE(hits[0].message.find("4 calls it did not watch"), std::string::npos) << hits[0].message;
+  // Honest: untraced calls run a little faster than traced ones (no trace).
+  for (int k = 4; k < 8; ++k) events[k] = 0.098;
+  EXPECT_TRUE(Judge(Honest(4).text, events, ev).empty());
+  // Every call traced: nothing to compare.
+  EXPECT_TRUE(Judge(Honest(4).text, Events(4, 0.105), ev).empty());
+}
+
 TEST(KernelTraceTest, PersistingL2WindowIsACheat) {
   TraceText t = Honest(2);
   t.Kernel(2020, 2030, kOwn, 1);

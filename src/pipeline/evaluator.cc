@@ -1,10 +1,12 @@
 #include "pipeline/evaluator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <thread>
 
 #include "compile/extract.h"
 #include "core/files.h"
@@ -24,6 +26,8 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
+// Comparisons side by side: they are bound by memory bandwidth, not cores.
+constexpr std::size_t kCompareThreads = 4;
 // Room left free on the scratch filesystem beyond a streamed task's trials.
 constexpr std::uintmax_t kScratchSlackBytes = std::uintmax_t{1} << 30;
 
@@ -38,6 +42,19 @@ std::string NowIso() {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// What the static check could not see (an alias, a computed name, a loop
+// over a module) the worker's fingerprints did (catalog D3, D6).
+void TamperCheat(Verdict& v) {
+  const auto& t = v.run.tampered;
+  std::string names;
+  for (std::size_t i = 0; i + 1 < t.size() && i < 6; ++i) names += (i ? ", " : "") + t[i];
+  if (t.size() > 7) names += " and " + std::to_string(t.size() - 7) + " more";
+  RuntimeCheat(v, "run.tamper",
+               "the candidate's code replaced what anvil's worker times, copies or reports with: " +
+                   (names.empty() ? t.back() : names + " (found " + t.back() + ")"),
+               "the candidate tampered with the harness");
 }
 
 Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
@@ -209,6 +226,13 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
       return;
     }
     const Extraction& ex = x.value();
+    // Tampering is a cheat whatever happened next; the static check below
+    // still names what it sees.
+    v.run.tampered = ex.tampered;
+    if (!ex.tampered.empty() && (ex.failed || ex.syntax_error || ex.term_signal != 0)) {
+      TamperCheat(v);
+      return;
+    }
     if (ex.term_signal == SIGSYS) {
       SandboxViolation(v, "importing the candidate");
       return;
@@ -253,6 +277,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     v.status = VerdictStatus::kInfraError;
     return;
   }
+  if (!v.run.tampered.empty()) TamperCheat(v);
   if (!v.legal.ok) {
     v.compile.native_sources = sources;
     v.compile.summary = "not built: static evidence decided the verdict";
@@ -339,6 +364,10 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
     SandboxViolation(v, "while it ran the trials");
+    return;
+  }
+  if (!v.run.tampered.empty()) {
+    TamperCheat(v);
     return;
   }
   if (!v.run.aten_compute.empty()) {
@@ -431,19 +460,22 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
     auto compare = [&] {
       StageClock clock(v, "compare");
+      std::vector<CompareJob> jobs;
       for (int k = 0; k < per_group; ++k) {
         const std::string trial = "trial_" + std::to_string(k);
-        v.correct.details.push_back(
-            CompareTrial(task, ref / trial / "expected", req.out_dir / trial, g * per_group + k, v));
+        jobs.push_back({ref / trial / "expected", req.out_dir / trial, g * per_group + k});
       }
       // Catalog C1: the same model on shapes the benchmark does not show.
       if (held_out) {
         v.correct.held_out_sets = prepared.held_out;
         for (std::size_t k = 0; k < prepared.held_out.size(); ++k) {
           const std::string set = "held_out_" + std::to_string(k);
-          v.correct.held_out.push_back(
-              CompareTrial(task, ref / set / "expected", req.out_dir / set, static_cast<int>(k), v));
+          jobs.push_back({ref / set / "expected", req.out_dir / set, static_cast<int>(k)});
         }
+      }
+      std::vector<TrialCheck> checks = CompareTrials(task, jobs, v);
+      for (std::size_t i = 0; i < checks.size(); ++i) {
+        (static_cast<int>(i) < per_group ? v.correct.details : v.correct.held_out).push_back(std::move(checks[i]));
       }
       compared = true;
     };
@@ -571,6 +603,26 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
     t.outputs.push_back(std::move(o));
   }
   return t;
+}
+
+std::vector<TrialCheck> Evaluator::CompareTrials(const Task& task, const std::vector<CompareJob>& jobs, Verdict& v) {
+  std::vector<TrialCheck> checks(jobs.size());
+  std::vector<Verdict> errors(jobs.size());  // CompareTrial reports anvil's own failures in Verdict::error.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      checks[i] = CompareTrial(task, jobs[i].want_dir, jobs[i].got_dir, jobs[i].trial, errors[i]);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(jobs.size(), kCompareThreads);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const Verdict& e : errors) {
+    if (!e.error.empty() && v.error.empty()) v.error = e.error;
+  }
+  return checks;
 }
 
 void Evaluator::FinishCorrectness(Verdict& v) {

@@ -108,6 +108,13 @@ class Evaluator {
                          std::uintmax_t scratch_room, Verdict& v);
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
                           int trial, Verdict& v);
+  // Several CompareTrial side by side (outputs of up to hundreds of MB each:
+  // the comparisons are memory-bound), in the order given.
+  struct CompareJob {
+    std::filesystem::path want_dir, got_dir;
+    int trial = 0;
+  };
+  std::vector<TrialCheck> CompareTrials(const Task& task, const std::vector<CompareJob>& jobs, Verdict& v);
   void FinishCorrectness(Verdict& v);
   // Gate 4 on a candidate that passed gates 1-3: its timed calls (in
   // pipeline/perf_gate.cc).

@@ -117,11 +117,19 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   // child kept every set's last output and wrote only these (catalog C4: no
   // call knew whether it would be looked at).
   p.rechecked = RecheckSample(recheck_sets, kRecheckSample, timed.recheck_seed);
+  std::vector<CompareJob> jobs;
   for (int k : p.rechecked) {
-    StageClock clock(v, "compare");
     const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
-    TrialCheck t = CompareTrial(task, checked.inputs / trial / "expected",
-                                checked.out_dir / ("recheck_" + std::to_string(k)), k, v);
+    jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k});
+  }
+  std::vector<TrialCheck> rechecks;
+  {
+    StageClock clock(v, "compare");
+    rechecks = CompareTrials(task, jobs, v);
+  }
+  for (std::size_t i = 0; i < rechecks.size(); ++i) {
+    const int k = p.rechecked[i];
+    const TrialCheck& t = rechecks[i];
     if (t.ok) continue;
     RuntimeCheat(v, "perf.recheck",
                  "while being timed, the output for input set " + std::to_string(k) +

@@ -115,6 +115,25 @@ TEST(CallClockTest, WorkOutsideTheReportedTimeIsHidden) {
   EXPECT_NE(finding->message.find("inside the timing events"), std::string::npos);
 }
 
+TEST(CallClockTest, ATimerScaledDownLeavesTooMuchOfTheCallOutsideIt) {
+  // Catalog D3/D4: each call reports 60 % of the 10 ms anvil measured.
+  ClockedCalls scaled;
+  scaled.wall_ms = {10.1, 10.0, 10.2};
+  scaled.event_ms = {6.0, 6.0, 6.1};
+  auto finding = JudgeClock(scaled, kHiddenFloorMsDevice);
+  ASSERT_TRUE(finding.has_value());
+  EXPECT_EQ(finding->rule, "perf.hidden_time");
+  // Honest: ~0.1-0.3 ms of channel and synchronize outside the events, on
+  // long calls and on short ones.
+  ClockedCalls honest;
+  honest.wall_ms = {10.2, 10.3, 10.1};
+  honest.event_ms = {10.0, 10.0, 9.9};
+  EXPECT_FALSE(JudgeClock(honest, kHiddenFloorMsDevice).has_value());
+  honest.wall_ms = {0.45, 0.48, 0.5};
+  honest.event_ms = {0.15, 0.15, 0.16};
+  EXPECT_FALSE(JudgeClock(honest, kHiddenFloorMsDevice).has_value());
+}
+
 TEST(CallClockTest, ATimeLongerThanTheCallIsForged) {
   ClockedCalls c = RunChild(2, 0, 500, "honest");
   auto finding = JudgeClock(c, kHiddenFloorMsCpu);
@@ -145,9 +164,12 @@ TEST(CallClockTest, AChildThatStopsEarlyLeavesFewerCallsAndNoViolation) {
 
 TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {
   ClockedCalls c;
-  c.wall_ms = {2.0, 2.0, 2.0};
-  c.event_ms = {1.0, 1.0, 1.0};  // 1 ms untimed: not more than the timed 1 ms.
+  c.wall_ms = {4.0, 4.0, 4.0};
+  c.event_ms = {3.0, 3.0, 3.0};  // 1 ms untimed: not more than half the timed 3 ms.
   EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
+  c.wall_ms = {2.0, 2.0, 2.0};
+  c.event_ms = {1.0, 1.0, 1.0};  // 1 ms untimed: more than half the timed 1 ms.
+  EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
   c.event_ms = {0.2, 0.2, 0.2};  // 1.8 ms untimed > 0.5 floor and > 0.2 timed.
   EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsDevice).has_value());
   EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsCpu).has_value());  // Under the CPU floor.

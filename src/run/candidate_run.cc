@@ -40,6 +40,17 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
       }
     }
   }
+  out.tampered.clear();
+  if (auto text = ReadFile(out_dir / "tamper.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
+    if (j.is_object() && j.contains("changed") && j["changed"].is_array()) {
+      for (const auto& name : j["changed"]) {
+        if (name.is_string()) out.tampered.push_back(name.get<std::string>());
+      }
+      if (j.contains("when") && j["when"].is_string()) out.tampered.push_back(j["when"].get<std::string>());
+    }
+    if (out.tampered.empty()) out.tampered.push_back("unreadable tamper.json");
+  }
   if (auto text = ReadFile(out_dir / "timeline.json"); text.ok()) {
     nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
     if (j.is_object()) {
@@ -160,6 +171,13 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
   if (!trace_lib.empty()) access.read.push_back(trace_lib);
+  if (const fs::path timer = TimerLibrary(); !timer.empty()) {
+    access.read.push_back(timer);
+  } else if (request.time_after_trials) {
+    return Status::Error(
+        "libanvil_timer.so is missing next to anvil (build the anvil_timer target, or set ANVIL_TIMER_LIB): "
+        "anvil times candidates only in compiled code");
+  }
   access.scratch = request.out_dir;
   access.hidden = CandidateHiddenPrepared(request.prepared);
   access.switches = request.sandbox_switches;

@@ -41,6 +41,8 @@ struct RunOutcome {
   // Kernelbench format: the aten compute ops trial 0's forward dispatched
   // (out_dir/aten_ops.json, docs/protocol.md).
   std::vector<std::string> aten_compute;
+  // From out_dir/tamper.json: what the candidate replaced (RunGate::tampered).
+  std::vector<std::string> tampered;
   // From out_dir/timeline.json: the child's own phases (RunGate::phase_seconds).
   std::map<std::string, double> phase_seconds;
 };

@@ -41,6 +41,10 @@ struct RunGate {
   // kernelbench format: aten compute ops (outside the plumbing allowlist)
   // that trial 0's forward dispatched, "aten.mm.default x1" (any is a cheat).
   std::vector<std::string> aten_compute;
+  // What the candidate's code replaced at run time of what anvil's worker
+  // relies on (python/anvil_py/tamper_guard.py), with when it was found as
+  // the last entry ("after trial 0"); any is a cheat (run.tamper).
+  std::vector<std::string> tampered;
   // Where the candidate process's time went, from its own clock (docs/protocol.md,
   // timeline.json): start (anvil's spawn to the worker's first line: fork or
   // exec, interpreter, imports), cuda_init, load (building the model, loading

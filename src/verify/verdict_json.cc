@@ -57,6 +57,7 @@ json RunJson(const RunGate& r) {
           {"trials_completed", r.trials_completed},
           {"sandbox", r.sandbox},
           {"aten_compute", r.aten_compute},
+          {"tampered", r.tampered},
           {"phase_seconds", r.phase_seconds}};
 }
 

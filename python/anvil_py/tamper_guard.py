@@ -1,0 +1,96 @@
+"""Catalog D3 and D6 at run time: what the candidate's process must not change, fingerprinted before the
+candidate's code loads and checked again after each phase and between timed calls.
+
+The static checker reads the candidate's source; this sees what its code did — a patch made through an alias, a
+computed name, `type.__setattr__`, `vars()`, a loop over a module, whatever the spelling. Watched: anvil's own
+worker modules (every function and class, and every class's attributes), the torch, time, os, json, struct and
+ctypes functions the worker times, copies, writes and talks to anvil with, and a few builtins. A change ends the
+run: the worker writes `tamper.json` (what changed, and when it was found) and anvil judges it (`run.tamper`).
+The timed calls themselves run in compiled code (timing.CompiledTimer), so a patch that undoes itself before a
+check cannot change a time either.
+"""
+
+import builtins
+import ctypes
+import json
+import os
+import struct
+import sys
+import time
+
+import numpy
+import torch
+
+from anvil_py.task_loader import TaskError
+
+_OUR_MODULES = ("anvil_py.candidate_worker", "anvil_py.timing", "anvil_py.tensor_io", "anvil_py.kernel_trace",
+                "anvil_py.task_loader", "anvil_py.tamper_guard")
+_NAMED = [
+    ("torch", torch, ("empty", "zeros", "from_numpy", "is_tensor", "no_grad", "device")),
+    ("torch.Tensor", torch.Tensor, ("copy_", "clone", "detach", "contiguous", "cpu", "to", "numpy", "data_ptr",
+                                    "element_size", "numel", "reshape", "view", "zero_", "__class__")),
+    ("torch.cuda", torch.cuda, ("Event", "Stream", "synchronize", "current_stream", "set_stream",
+                                "get_device_properties")),
+    ("torch.cuda.Event", torch.cuda.Event, None),
+    ("time", time, ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns")),
+    ("os", os, ("read", "write", "replace", "makedirs", "_exit", "open", "close", "fsync")),
+    ("json", json, ("dump", "dumps", "load", "loads")),
+    ("struct", struct, ("Struct", "pack", "unpack")),
+    ("ctypes", ctypes, ("CDLL", "CFUNCTYPE", "memmove")),
+    ("numpy", numpy, ("memmap",)),
+    ("builtins", builtins, ("open", "isinstance", "len", "range", "getattr", "type", "print")),
+]
+
+
+def _entries():
+    """(label, owner, names or None for all of its own attributes)."""
+    out = list(_NAMED)
+    for name in _OUR_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        out.append((name, module, None))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                out.append((f"{name}.{value.__qualname__}", value, None))
+    return out
+
+
+def fingerprint():
+    """{qualified name: id(value)} over everything watched."""
+    fp = {}
+    for label, owner, names in _entries():
+        try:
+            attrs = vars(owner)
+        except TypeError:
+            attrs = {}
+        for name in (names if names is not None else list(attrs)):
+            value = attrs[name] if name in attrs else getattr(owner, name, None)
+            if names is None and name.startswith("__") and not callable(value):
+                continue  # __doc__, __dict__ and the like.
+            fp[f"{label}.{name}"] = id(value)
+        if names is not None:
+            fp[f"{label}.__class__"] = id(type(owner))
+    return fp
+
+
+class TamperGuard:
+    """Take it before the candidate's code loads; `check(when)` after each phase."""
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.before = fingerprint()
+
+    def changes(self):
+        """The watched names whose values are not the ones the guard started with."""
+        now = fingerprint()
+        return sorted(k for k, v in self.before.items() if now.get(k) != v)
+
+    def check(self, when):
+        changed = self.changes()
+        if not changed:
+            return
+        with open(os.path.join(self.out_dir, "tamper.json"), "w") as f:
+            json.dump({"changed": changed, "when": when}, f)
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise TaskError("tamper", f"the candidate's code replaced what anvil's worker relies on ({when}): {shown}")

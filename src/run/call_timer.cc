@@ -1,0 +1,212 @@
+// libanvil_timer.so: a timed call in compiled code (docs/protocol.md, "call
+// clock"; catalog D3). Loaded by the timing code (python/anvil_py/timing.py)
+// before the candidate's code, it takes one timed call from anvil's "go" to
+// its "done": it waits for anvil's go, records the start event, calls the
+// candidate's forward (a callback), records the end event, synchronizes the
+// whole device, reads the time and sends it to anvil with the call's nonce.
+// Between go and done nothing runs that Python code could replace
+// (torch.cuda.Event, torch.cuda.synchronize, os.write, struct): a patched or
+// self-restoring timer function changes nothing here, and anvil's own clock
+// and the kernel trace bound what native code could do.
+//
+// The CUDA driver is opened with dlopen (the process already has it through
+// torch), so the library loads on every machine; without a device it times
+// on the host's monotonic clock.
+#include <dlfcn.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+
+namespace {
+
+using CUresult = int;
+using CUevent = struct CUevent_st*;
+using CUstream = struct CUstream_st*;
+constexpr int kLimitPersistingL2 = 0x06;  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+
+struct Driver {
+  CUresult (*event_create)(CUevent*, unsigned) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_elapsed)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*ctx_set_limit)(int, size_t) = nullptr;
+  CUresult (*ctx_reset_persisting_l2)() = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+};
+
+Driver g_driver;
+CUevent g_start = nullptr;
+CUevent g_end = nullptr;
+bool g_cuda = false;
+bool g_l2_reset = true;
+char g_error[512] = "";
+
+// The channel's message: an 8-byte tag, the nonce, a time (timing.py _MESSAGE).
+struct Message {
+  char tag[8];
+  uint64_t nonce;
+  double ms;
+};
+static_assert(sizeof(Message) == 24, "the message is 24 bytes, packed like struct '<8sQd'");
+
+void SetError(const char* what, CUresult r) {
+  const char* text = nullptr;
+  if (g_driver.get_error_string != nullptr) g_driver.get_error_string(r, &text);
+  std::snprintf(g_error, sizeof g_error, "%s failed: CUDA error %d (%s)", what, r, text ? text : "unknown");
+}
+
+bool WriteMessage(int fd, const char* tag, uint64_t nonce, double ms) {
+  Message m{};
+  std::memcpy(m.tag, tag, std::min(std::strlen(tag), sizeof m.tag));
+  m.nonce = nonce;
+  m.ms = ms;
+  const char* p = reinterpret_cast<const char*>(&m);
+  size_t left = sizeof m;
+  while (left > 0) {
+    const ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::snprintf(g_error, sizeof g_error, "writing to anvil's timing channel: %s", std::strerror(errno));
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadMessage(int fd, Message& m) {
+  char* p = reinterpret_cast<char*>(&m);
+  size_t got = 0;
+  while (got < sizeof m) {
+    const ssize_t n = read(fd, p + got, sizeof m - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::snprintf(g_error, sizeof g_error, "anvil's timing channel closed");
+      return false;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+template <typename F>
+bool Resolve(void* lib, F& fn, const char* name, const char* fallback = nullptr) {
+  void* sym = dlsym(lib, name);
+  if (sym == nullptr && fallback != nullptr) sym = dlsym(lib, fallback);
+  fn = reinterpret_cast<F>(sym);
+  if (fn == nullptr) std::snprintf(g_error, sizeof g_error, "libcuda.so.1 has no %s", name);
+  return fn != nullptr;
+}
+
+double NowMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The reason of the last failure.
+__attribute__((visibility("default"))) const char* anvil_timer_error() { return g_error; }
+
+// Times CUDA calls from now on: the driver and two events in the context that
+// is current on this thread (torch's). 0, or -1 (anvil_timer_error says why).
+__attribute__((visibility("default"))) int anvil_timer_open_cuda() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (lib == nullptr) {
+    std::snprintf(g_error, sizeof g_error, "cannot open libcuda.so.1: %s", dlerror());
+    return -1;
+  }
+  Driver d;
+  if (!Resolve(lib, d.event_create, "cuEventCreate") || !Resolve(lib, d.event_record, "cuEventRecord") ||
+      !Resolve(lib, d.event_elapsed, "cuEventElapsedTime_v2", "cuEventElapsedTime") ||
+      !Resolve(lib, d.ctx_synchronize, "cuCtxSynchronize") || !Resolve(lib, d.ctx_set_limit, "cuCtxSetLimit") ||
+      !Resolve(lib, d.ctx_reset_persisting_l2, "cuCtxResetPersistingL2Cache")) {
+    return -1;
+  }
+  (void)Resolve(lib, d.get_error_string, "cuGetErrorString");
+  g_driver = d;
+  for (CUevent* e : {&g_start, &g_end}) {
+    if (CUresult r = g_driver.event_create(e, 0); r != 0) {
+      SetError("cuEventCreate", r);
+      return -1;
+    }
+  }
+  g_cuda = true;
+  return 0;
+}
+
+// Catalog D7: lines a kernel marked persisting would survive the L2 flush;
+// take the set-aside away and demote them. 0; 1 where the device does not
+// support it (e.g. MIG: not tried again).
+__attribute__((visibility("default"))) int anvil_timer_reset_l2() {
+  if (!g_cuda || !g_l2_reset) return 1;
+  if (g_driver.ctx_set_limit(kLimitPersistingL2, 0) != 0 || g_driver.ctx_reset_persisting_l2() != 0) {
+    g_l2_reset = false;
+    return 1;
+  }
+  return 0;
+}
+
+// One timed call. With a channel (go_fd, done_fd >= 0): says "ready", waits
+// for "go", and after the call sends "done" with go's nonce and the time.
+// `forward` returns 0, or nonzero when it raised (no time is sent then).
+// `stream`: the stream the events are recorded on (CUDA). Returns the
+// milliseconds, or -1 (CUDA failed), -2 (the channel), -3 (forward raised).
+__attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(), void* stream, int go_fd, int done_fd) {
+  const bool channel = go_fd >= 0 && done_fd >= 0;
+  uint64_t nonce = 0;
+  if (channel) {
+    if (!WriteMessage(done_fd, "ready", 0, 0.0)) return -2;
+    Message go{};
+    if (!ReadMessage(go_fd, go)) return -2;
+    if (std::strncmp(go.tag, "go", sizeof go.tag) != 0) {
+      std::snprintf(g_error, sizeof g_error, "unexpected timing message %.8s", go.tag);
+      return -2;
+    }
+    nonce = go.nonce;
+  }
+  double ms = 0;
+  if (g_cuda) {
+    auto s = static_cast<CUstream>(stream);
+    if (CUresult r = g_driver.event_record(g_start, s); r != 0) {
+      SetError("cuEventRecord", r);
+      return -1;
+    }
+    if (forward() != 0) return -3;
+    if (CUresult r = g_driver.event_record(g_end, s); r != 0) {
+      SetError("cuEventRecord", r);
+      return -1;
+    }
+    // The whole device: work on any stream ends inside anvil's wall time.
+    if (CUresult r = g_driver.ctx_synchronize(); r != 0) {
+      SetError("cuCtxSynchronize", r);
+      return -1;
+    }
+    float elapsed = 0;
+    if (CUresult r = g_driver.event_elapsed(&elapsed, g_start, g_end); r != 0) {
+      SetError("cuEventElapsedTime", r);
+      return -1;
+    }
+    ms = elapsed;
+  } else {
+    const double t0 = NowMs();
+    if (forward() != 0) return -3;
+    ms = NowMs() - t0;
+  }
+  if (channel && !WriteMessage(done_fd, "done", nonce, ms)) return -2;
+  return ms;
+}
+
+}  // extern "C"
