@@ -207,6 +207,18 @@ def test_try_without_torch_in_handler_is_not_fallback(handler):
     ("import anvil_py.timing\nanvil_py.timing.Timer = None", "py.monkeypatch", "Timer"),
     ("ext.relu_cuda = torch.relu", "py.monkeypatch", "ext.relu_cuda ="),
     ("def f():\n    pass\nf.__globals__['torch'] = None", "py.monkeypatch", "__globals__"),
+    # Aliased timer patches (RK #162) that earlier versions missed; the worker's run-time fingerprints catch
+    # them too (run.tamper).
+    ("E = torch.cuda.Event\nfor c in [E]:\n    c.elapsed_time = None", "py.monkeypatch", "c.elapsed_time"),
+    ("for c in [torch.cuda.Event, 0][:1]:\n    c.elapsed_time = None", "py.monkeypatch", "c.elapsed_time"),
+    ("for k, v in list(vars(torch.cuda).items()):\n    type.__setattr__(v, 'elapsed' + '_time', None)",
+     "py.monkeypatch", "type.__setattr__"),
+    ("n = 'elapsed_time'\n[setattr(c, n, None) for c in torch.cuda.Event.__mro__[:1]]", "py.monkeypatch", "setattr"),
+    ("list(map(lambda kv: setattr(*kv), [(torch.cuda.Event, 'elapsed_time', None)]))", "py.monkeypatch",
+     "setattr(*kv)"),
+    ("list(map(setattr, [torch.cuda.Event], ['elapsed_time'], [None]))", "py.monkeypatch", "setattr"),
+    ("import time\nvars(time)['perf_counter'] = None", "py.monkeypatch", "vars(time)"),
+    ("import time\nd = vars(time)\nd.update(perf_counter=None)", "py.monkeypatch", "d.update"),
     ("exec('x = 1')", "py.dynamic_code", "exec"),
     ("y = eval('1 + 1')", "py.dynamic_code", "eval"),
     ("c = compile('1', 'f', 'eval')", "py.dynamic_code", "compile"),

@@ -88,6 +88,34 @@ def test_legitimate_forwards(forward):
     assert_no_cheat(model(forward))
 
 
+def test_setting_attributes_on_its_own_objects_is_not_a_patch():
+    src = PRELUDE + '''
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    tile: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "tile", max(self.tile, 1))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, layers=2):
+        super().__init__()
+        for i in range(layers):
+            setattr(self, f"w{i}", nn.Parameter(torch.ones(4)))
+        self.plan = Plan(4)
+        for name in ("alpha", "beta"):
+            setattr(self, name, 1.0)
+
+    def forward(self, x):
+        return ext.relu_cuda(x)
+'''
+    assert_no_cheat(src)
+
+
 def test_import_guard_is_not_fallback():
     src = '''
 import torch

@@ -193,6 +193,9 @@ class Binder:
         self.class_infos = {}  # built above before module assignments were bound
         for n in top:
             self.bind_statement(n, self.mscope)
+        for n in iter_local(self.tree):  # loop, with and comprehension targets at module level
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.comprehension)):
+                self.bind_statement(n, self.mscope)
         for fn in functions:  # module names that functions set: `global` and stores into module dicts
             nodes = list(iter_local(fn))
             if not any(isinstance(n, ast.Global) or (isinstance(n, ast.Assign) and any(

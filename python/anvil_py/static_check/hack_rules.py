@@ -6,12 +6,15 @@ monkeypatching, dynamic code, frame walking, lazy tensors, and strings that name
 
 import ast
 
-from .kinds import PATH, REF
+from .kinds import PATH, REF, UNKNOWN
 from .rules import (BUILD_ENV, CALL_RULES, CHEAT, CODE_ATTRS, EVIDENCE, IMPORT_RULES, LAZY_ATTRS, MUTATORS,
                     PIP_RE, PROC_RE, PROTECTED_ROOTS, PYFILE_RE, matches)
 from .syntax import const_str
 from .torch_names import EXT_LOADERS, MATMUL_OPERATORS, TENSOR_BASES, TORCH_CONSTANTS, torch_compute
 from .visitor import MODULE_KEY
+
+SETATTRS = ("builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.type.__setattr__",
+            "builtins.object.__delattr__", "builtins.type.__delattr__")
 
 
 class HackRules:
@@ -63,6 +66,9 @@ class HackRules:
                                                 or self.is_protected(self.resolve(f.value.value, scope)))):
                 self.hit("py.monkeypatch", CHEAT, call, f"mutates {f.value.attr}")
             base = self.resolve(f.value, scope)
+            if (f.attr in MUTATORS and base is not None and base[0] == "qual" and base[1].endswith(".__dict__")
+                    and self.is_protected(base)):
+                self.hit("py.monkeypatch", CHEAT, call, f"mutates {base[1]}")  # _d = vars(time); _d.update(...)
             if base == PATH or (base is not None and base[0] == "pathattr"):
                 if f.attr in ("read_text", "read_bytes", "write_text", "write_bytes", "open", "unlink", "mkdir",
                               "rmdir", "touch", "rename", "replace", "symlink_to", "hardlink_to", "chmod",
@@ -77,6 +83,8 @@ class HackRules:
             self.event(ctx, kind, call, message, severity, target)
         for a in [*call.args, *[kw.value for kw in call.keywords]]:  # map(torch.relu, xs), reduce(operator.matmul..)
             aq = self.qual_of(a, scope) if isinstance(a, (ast.Name, ast.Attribute)) else None
+            if aq in SETATTRS:
+                self.hit("py.monkeypatch", CHEAT, a, f"passes {aq.split('.')[-1]} as a function")
             if aq and ((torch_compute(aq) and aq.split(".")[-1] not in TORCH_CONSTANTS) or aq in MATMUL_OPERATORS):
                 self.event(ctx, "compute", a, f"passes {aq} as a function", CHEAT)
 
@@ -88,11 +96,18 @@ class HackRules:
 
     def call_rules(self, q, call, ctx):
         args = call.args
-        if q in ("builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.type.__setattr__"):
-            target = self.resolve(args[0], ctx.scope) if args else None
+        if q in SETATTRS:
+            target = self.resolve(args[0], ctx.scope) if args and not isinstance(args[0], ast.Starred) else None
             name = const_str(args[1]) if len(args) > 1 else None
+            own = target is not None and target is not UNKNOWN and target[0] in ("self", "inst", "class", "layer")
             if self.is_protected(target) or target == REF or (name or "") in CODE_ATTRS:
                 self.hit("py.monkeypatch", CHEAT, call, f"{q.split('.')[-1]} on a protected object")
+            elif not own and (q.startswith(("builtins.object.", "builtins.type.")) or name is None):
+                # The target is not the candidate's own object (or cannot be told) and the name is computed, or
+                # the class-level setter is used: the spellings of a patch through an alias (RK #162).
+                self.hit("py.monkeypatch", CHEAT, call,
+                         f"{q.split('.')[-1]} on an object that is not the candidate's"
+                         + ("" if name else " with a computed name"))
             elif name in LAZY_ATTRS and (target is None or target[0] != "self"):
                 self.hit("py.lazy_tensor", CHEAT, call, f"overrides {name} on an instance")
             return
@@ -176,6 +191,8 @@ class HackRules:
                 self.env_write(t, const_str(t.slice))
             elif q is not None and q.startswith("sys.path"):
                 self.hit("py.shadow_import", CHEAT, t, "writes sys.path")
+            elif q is not None and q.endswith(".__dict__") and self.is_protected(("qual", q)):
+                self.hit("py.monkeypatch", CHEAT, t, f"writes {q}")  # vars(time)["perf_counter"] = ...
             elif isinstance(t.value, ast.Attribute) and t.value.attr in ("__globals__", "__builtins__", "__dict__") \
                     and (t.value.attr != "__dict__" or self.is_protected(self.resolve(t.value.value, scope))):
                 self.hit("py.monkeypatch", CHEAT, t, f"writes {t.value.attr}")

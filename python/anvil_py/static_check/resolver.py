@@ -156,12 +156,16 @@ class Resolver:
         if kind == "container":
             return merge(base[1])
         if kind == "pycoll":
+            if isinstance(index, ast.Slice):
+                return base  # A slice of a collection is a collection of the same kinds.
             i = index.value if isinstance(index, ast.Constant) else None
             if isinstance(i, int) and not isinstance(i, bool) and -len(base[1]) <= i < len(base[1]):
                 return base[1][i]
             return merge(base[1])
         if kind == "qual" and base[1] == "os.environ":
             return STR
+        if kind == "qual" and base[1].endswith((".__mro__", ".__bases__")):
+            return ("qual", base[1].rsplit(".", 1)[0])  # The class itself or its bases: the same root.
         key = const_str(index)
         if kind == "qual" and key and base[1] == "sys.modules":
             return ("qual", key)

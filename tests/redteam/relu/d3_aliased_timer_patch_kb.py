@@ -1,8 +1,9 @@
 # anvil-expect: cheat
 # anvil-class: D3
 # anvil-rule: run.tamper
-# anvil-about: timer patching the source scan cannot see: the patch reaches torch.cuda.Event through a loop
-# anvil-about: variable and halves every elapsed time (RK #162's aliased timer); the worker's fingerprints see it
+# anvil-about: timer patching through aliases (RK #162): the patch reaches torch.cuda.Event and time through loop
+# anvil-about: variables and halves every elapsed time; the worker's fingerprints see it while importing (and the
+# anvil-about: source scan, since the loop targets are resolved, as py.monkeypatch)
 import time
 
 import torch
