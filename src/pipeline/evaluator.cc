@@ -543,7 +543,19 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     checked.inputs = ref;
     checked.out_dir = req.out_dir;
     if (prepared.streamed) {
-      (void)RemoveTree(req.out_dir);
+      // The outputs (GBs) go now. The last process's folder stays: gate 4
+      // reads its kernel trace.
+      if (g < groups - 1) {
+        (void)RemoveTree(req.out_dir);
+      } else {
+        std::error_code ec;
+        std::vector<fs::path> outputs;
+        for (const auto& entry : fs::directory_iterator(req.out_dir, ec)) {
+          const std::string name = entry.path().filename().string();
+          if (name.starts_with("trial_") || name.starts_with("held_out_")) outputs.push_back(entry.path());
+        }
+        for (const fs::path& dir : outputs) (void)RemoveTree(dir);
+      }
       if (g > 0) (void)RemoveTree(work / ("ref_" + std::to_string(g - 1)));
     }
     if (!v.run.ok) break;

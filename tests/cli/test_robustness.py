@@ -86,6 +86,22 @@ def test_streamed_trials_give_the_same_verdicts(scratch):
     assert verdicts[2]["gates"]["run"]["trials_completed"] == 0
 
 
+def test_a_streamed_run_keeps_what_the_perf_gate_reads(tmp_path):
+    # The streamed trials' outputs (GBs on real tasks) are deleted as soon as they are compared, but the last
+    # process's folder must stay until gate 4 has read it: on CUDA its kernel trace (a trace lost this way let
+    # streamed tasks pass without one).
+    verdicts, proc = eval_json("--task", RELU, "--candidate", str(CANDS / "pass_native.cpp"), "--max-trial-bytes",
+                               "1000", "--trials", "3", "--baselines", "none", "--iters", "3", "--keep",
+                               env={"ANVIL_SCRATCH_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert verdicts[0]["status"] == "pass"
+    runs = list(tmp_path.glob("anvil-eval-*/got_*"))
+    assert len(runs) == 1, runs
+    kept = sorted(p.name for p in runs[0].iterdir())
+    assert "timeline.json" in kept and not any(n.startswith("trial_") for n in kept), kept
+    assert "perf_calls" in json.loads((runs[0] / "timeline.json").read_text())
+
+
 # A native ReLU that spins SPIN_MS per call, and from call HANG_AFTER on forever (-1: never).
 SPINNER = r"""
 #include <chrono>
