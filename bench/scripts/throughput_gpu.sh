@@ -5,7 +5,7 @@
 #   SET=all: the 19 L1/L2 candidates (7 of them on multi-GB, streamed tasks)
 # Env: ANVIL_BIN (default build/anvil), ANVIL_KERNELBENCH (the KernelBench problems), OUT (results; default
 # bench-out), JOBS (run slots, 2), CJOBS (compiles ahead; default half the cores), SAMPLE (stock-path sample, 3),
-# BENCH_LIMIT (seconds, 540). Results of earlier runs: bench/results/throughput_h200.md.
+# BENCH_LIMIT (seconds, 540), COPIES (each candidate this many times, 1). Results of earlier runs: bench/results/throughput_h200.md.
 set -u
 cd "$(dirname "$0")/../.."
 export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -19,6 +19,13 @@ if [ "${SET:-small}" = all ]; then
   cp tests/gpu/kernelbench_run/level_[12]_*.py "$R"/
 else
   for p in level_1_problem_1_ level_1_problem_40_ level_2_; do cp tests/gpu/kernelbench_run/${p}*.py "$R"/; done
+fi
+# COPIES=N: every candidate N times (an RL batch samples several candidates per task); each copy gets its own
+# extension name from the bench, so each is built cold.
+if [ "${COPIES:-1}" -gt 1 ]; then
+  for f in "$R"/*.py; do  # level_L_problem_P_sample_S_kernel.py -> sample K0S for copy K (samples are < 10)
+    for k in $(seq 2 "$COPIES"); do cp "$f" "$(echo "$f" | sed -E "s/_sample_([0-9]+)_kernel/_sample_${k}0\1_kernel/")"; done
+  done
 fi
 echo "$(ls "$R" | wc -l) candidates"
 (while true; do
