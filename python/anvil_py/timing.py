@@ -22,6 +22,7 @@ import os
 import struct
 import time
 
+import numpy
 import torch
 
 _MESSAGE = struct.Struct("<8sQd")
@@ -102,6 +103,25 @@ def recheck_sample(sets, k, seed):
         j = i + z % (sets - i)
         index[i], index[j] = index[j], index[i]
     return sorted(index[:k])
+
+
+RECHECK_POINTS = 1 << 18
+
+
+def recheck_points(n, seed, k, i):
+    """The flat indices of output `i` (`n` elements) of timing set `k` that anvil compares again: None when
+    n <= RECHECK_POINTS (all of them), else RECHECK_POINTS drawn by splitmix64 — the engine's RecheckPoints
+    (src/run/call_clock.h)."""
+    if n <= RECHECK_POINTS:
+        return None
+    mask = (1 << 64) - 1
+    base = numpy.uint64((seed ^ (k << 32) ^ (i << 48)) & mask)
+    with numpy.errstate(over="ignore"):
+        z = base + numpy.arange(1, RECHECK_POINTS + 1, dtype=numpy.uint64) * numpy.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
+        z ^= z >> numpy.uint64(31)
+    return (z % numpy.uint64(n)).astype(numpy.int64)
 
 
 _CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06

@@ -143,6 +143,16 @@ def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
     assert (tmp_path / "b.tsv").read_text().startswith("E\tcannot load CUPTI")
 
 
+def test_recheck_points_draw_what_the_engine_draws():
+    # src/run/call_clock_test.cc pins the same draws for the engine's RecheckPoints.
+    from anvil_py.timing import RECHECK_POINTS, recheck_points
+    assert recheck_points(RECHECK_POINTS, 1, 0, 0) is None
+    p = recheck_points(100_000_000, 12345, 3, 1)
+    assert len(p) == RECHECK_POINTS and p[:4].tolist() == [73691360, 19907364, 46624592, 3505586]
+    assert p[-1] == 85489051
+    assert recheck_points(300_000, 2**64 - 1, 0, 0)[:3].tolist() == [143936, 288969, 117001]
+
+
 def test_recheck_sample_picks_what_the_engine_picks():
     # src/run/call_clock_test.cc pins the same draws for the engine's RecheckSample.
     from anvil_py.timing import recheck_sample

@@ -106,13 +106,16 @@ class Evaluator {
   CheckedRun RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                          const std::filesystem::path& candidate, const std::filesystem::path& work,
                          std::uintmax_t scratch_room, Verdict& v);
+  // `recheck_seed`: got_dir holds a recheck of timing set `trial`, whose
+  // large outputs are the elements RecheckPoints draws from that seed.
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
-                          int trial, Verdict& v);
+                          int trial, Verdict& v, std::optional<uint64_t> recheck_seed = std::nullopt);
   // Several CompareTrial side by side (outputs of up to hundreds of MB each:
   // the comparisons are memory-bound), in the order given.
   struct CompareJob {
     std::filesystem::path want_dir, got_dir;
     int trial = 0;
+    std::optional<uint64_t> recheck_seed;
   };
   std::vector<TrialCheck> CompareTrials(const Task& task, const std::vector<CompareJob>& jobs, Verdict& v);
   void FinishCorrectness(Verdict& v);

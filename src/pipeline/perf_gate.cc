@@ -120,7 +120,8 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   std::vector<CompareJob> jobs;
   for (int k : p.rechecked) {
     const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
-    jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k});
+    jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k,
+                    timed.recheck_sent ? std::optional<uint64_t>(timed.recheck_seed) : std::nullopt});
   }
   std::vector<TrialCheck> rechecks;
   {

@@ -183,6 +183,20 @@ void CallClock::Clocked(int calls) {
   calls_.recheck_seed = seed;
 }
 
+std::vector<int64_t> RecheckPoints(int64_t n, uint64_t seed, int set, int output) {
+  if (n <= kRecheckPoints) return {};
+  const uint64_t base = seed ^ (static_cast<uint64_t>(set) << 32) ^ (static_cast<uint64_t>(output) << 48);
+  std::vector<int64_t> points(static_cast<std::size_t>(kRecheckPoints));
+  for (int64_t j = 0; j < kRecheckPoints; ++j) {
+    uint64_t z = base + static_cast<uint64_t>(j + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    points[static_cast<std::size_t>(j)] = static_cast<int64_t>(z % static_cast<uint64_t>(n));
+  }
+  return points;
+}
+
 std::vector<int> RecheckSample(int sets, int k, uint64_t seed) {
   std::vector<int> index(static_cast<std::size_t>(std::max(sets, 0)));
   for (int i = 0; i < sets; ++i) index[static_cast<std::size_t>(i)] = i;

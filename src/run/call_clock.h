@@ -52,6 +52,18 @@ inline constexpr int kRecheckSample = 8;
 // (python/anvil_py/timing.py, recheck_sample) picks the same ones.
 std::vector<int> RecheckSample(int sets, int k, uint64_t seed);
 
+// How many elements of one re-checked output are compared: a time saved by
+// skipping work leaves as many wrong elements as the work it skipped, and a
+// draw of 2^18 finds one wrong element in ten thousand with certainty
+// (1 - 1e-4)^262144 < 1e-11), for 1 MB per float output instead of the whole.
+inline constexpr int64_t kRecheckPoints = int64_t{1} << 18;
+
+// The flat (row-major) indices of an output of `n` elements that the
+// recheck compares for timing set `set`, output `output`: empty when n <=
+// kRecheckPoints (all of them), else kRecheckPoints drawn from the seed by
+// splitmix64. The worker (timing.py, recheck_points) draws the same.
+std::vector<int64_t> RecheckPoints(int64_t n, uint64_t seed, int set, int output);
+
 class CallClock {
  public:
   // Makes the two pipes. Error when the system has no descriptors left.

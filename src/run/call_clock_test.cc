@@ -188,6 +188,24 @@ TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {
 namespace anvil {
 namespace {
 
+TEST(RecheckPointsTest, DrawsTheElementsTheWorkerWrites) {
+  // The same draws as python/anvil_py/timing.py recheck_points (pinned there too).
+  EXPECT_TRUE(RecheckPoints(kRecheckPoints, 1, 0, 0).empty());  // Small outputs: compared whole.
+  const std::vector<int64_t> p = RecheckPoints(100000000, 12345, 3, 1);
+  ASSERT_EQ(p.size(), static_cast<std::size_t>(kRecheckPoints));
+  EXPECT_EQ((std::vector<int64_t>(p.begin(), p.begin() + 4)),
+            (std::vector<int64_t>{73691360, 19907364, 46624592, 3505586}));
+  EXPECT_EQ(p.back(), 85489051);
+  const std::vector<int64_t> q = RecheckPoints(300000, ~uint64_t{0}, 0, 0);
+  EXPECT_EQ((std::vector<int64_t>(q.begin(), q.begin() + 3)), (std::vector<int64_t>{143936, 288969, 117001}));
+  // Another set or output draws other elements; every element can be drawn.
+  EXPECT_NE(RecheckPoints(100000000, 12345, 4, 1)[0], p[0]);
+  EXPECT_NE(RecheckPoints(100000000, 12345, 3, 0)[0], p[0]);
+  std::vector<char> seen(300000, 0);
+  for (int64_t i : q) seen[static_cast<std::size_t>(i)] = 1;
+  EXPECT_GT(std::count(seen.begin(), seen.end(), 1), 170000);  // ~1 - e^(-0.87) of them
+}
+
 TEST(RecheckSampleTest, PicksDistinctSetsTheWorkerPicksToo) {
   // The same draws as python/anvil_py/timing.py recheck_sample (the worker
   // writes exactly the outputs anvil then compares).

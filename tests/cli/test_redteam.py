@@ -1,7 +1,9 @@
 """The red-team suite (tests/redteam/README.md): one hostile candidate per hack-catalog class that anvil can decide
 on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -175,6 +177,25 @@ def test_an_output_buffer_reused_from_call_to_call_is_not_a_replay(tmp_path):
     assert perf["timing_sets"] == 6 and perf["rechecked"] == list(range(6)), perf  # Six sets: all looked at.
 
 
+def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches_a_replay(tmp_path):
+    # An output over 2^18 elements is rechecked on the elements a seed anvil sends after the last call draws
+    # (RecheckPoints): 1 MB instead of the whole. The C4 candidate replays its first output while timed: almost
+    # every drawn element is wrong. The honest one passes, and its rechecks are the drawn elements only.
+    task = tmp_path / "relu_large.py"
+    task.write_text(Path(RELU).read_text().replace("batch_size = 16", "batch_size = 1024").replace(
+        "dim = 1024", "dim = 512"))
+    verdicts, proc = eval_json("--task", str(task), "--candidate", str(SUITE / "c4_phase_detect_native.cpp"),
+                               str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp"), "--trials", "3",
+                               "--baselines", "none", "--warmup", "2", "--iters", "5", "--keep",
+                               env={"TMPDIR": str(tmp_path)})
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    replay, honest = verdicts
+    assert replay["status"] == "cheat" and "perf.recheck" in replay["feedback"], replay["feedback"]
+    assert honest["status"] == "pass", honest["feedback"]
+    assert honest["gates"]["perf"]["rechecked"] == list(range(5))
+    written = [json.loads(p.read_text()) for p in tmp_path.glob("anvil-eval-*/trials/recheck_*/tensors.json")]
+    assert len(written) == 10, written  # Five sets for each candidate.
+    assert all(m["tensors"][0]["shape"] == [1 << 18] for m in written), written
 def test_held_out_auto_needs_no_sidecar_and_skips_what_the_reference_cannot_take(tmp_path):
     """`--held-out auto`: a task without a sidecar gets one held-out set, batch_size one smaller (16 -> 15); the
     kernel hard-coded for the benchmark's shape fails it, the honest one passes. A task whose model is sized by
