@@ -57,7 +57,7 @@ def _entries():
 
 
 def fingerprint():
-    """{qualified name: id(value)} over everything watched."""
+    """{qualified name: (id(value), id(its code))} over everything watched."""
     fp = {}
     for label, owner, names in _entries():
         try:
@@ -68,7 +68,8 @@ def fingerprint():
             value = attrs[name] if name in attrs else getattr(owner, name, None)
             if names is None and name.startswith("__") and not callable(value):
                 continue  # __doc__, __dict__ and the like.
-            fp[f"{label}.{name}"] = id(value)
+            # A function's code can be swapped under the same object (`f.__code__ = ...`, or through ctypes).
+            fp[f"{label}.{name}"] = (id(value), id(getattr(value, "__code__", None)))
         if names is not None:
             fp[f"{label}.__class__"] = id(type(owner))
     return fp

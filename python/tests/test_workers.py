@@ -143,6 +143,26 @@ def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
     assert (tmp_path / "b.tsv").read_text().startswith("E\tcannot load CUPTI")
 
 
+def test_tamper_guard_sees_replaced_functions_and_swapped_code():
+    from anvil_py import tensor_io, timing
+    from anvil_py.tamper_guard import TamperGuard
+    import torch
+
+    guard = TamperGuard(None)
+    assert guard.changes() == []
+    original_code = tensor_io.write_dir.__code__
+    original_elapsed = torch.cuda.Event.elapsed_time
+    try:
+        tensor_io.write_dir.__code__ = (lambda path, values: None).__code__  # Same function object, other code.
+        torch.cuda.Event.elapsed_time = lambda self, end: 0.0
+        assert guard.changes() == ["anvil_py.tensor_io.write_dir", "torch.cuda.Event.elapsed_time"]
+    finally:
+        tensor_io.write_dir.__code__ = original_code
+        torch.cuda.Event.elapsed_time = original_elapsed
+    assert guard.changes() == []
+    assert timing.Timer  # The guard watched the timing module too (imported above).
+
+
 def test_recheck_points_draw_what_the_engine_draws():
     # src/run/call_clock_test.cc pins the same draws for the engine's RecheckPoints.
     from anvil_py.timing import RECHECK_POINTS, recheck_points
