@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <future>
 
 #include "compile/compiler_run.h"
@@ -74,6 +75,10 @@ struct Job {
   std::vector<std::string> phases;
   std::vector<std::pair<std::string, std::string>> files;  // Written into the scratch folder first.
   std::string artifact;                                    // File name of the product inside the folder.
+  // Flags for the first command (after its argv[0]) that are found while
+  // the other compiles already run: the torch PCH, which only g++ uses and
+  // which the first build of a machine makes (nvcc need not wait for it).
+  std::function<std::vector<std::string>()> first_flags;
 };
 
 // Runs a job unless its artifact is cached; returns the artifact path or "".
@@ -111,23 +116,28 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   const std::size_t parallel = commands.size() > 2 ? commands.size() - 1 : 0;
   std::vector<std::future<Result<CompilerRun>>> started;
   const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < parallel; ++i) {
-    started.push_back(std::async(std::launch::async, [&, i] { return RunCompiler(commands[i], options.deadline); }));
-  }
+  auto run = [&](std::size_t i) {
+    if (i == 0 && job.first_flags) {
+      const std::vector<std::string> flags = job.first_flags();
+      commands[0].insert(commands[0].begin() + 1, flags.begin(), flags.end());
+    }
+    return RunCompiler(commands[i], options.deadline);
+  };
+  for (std::size_t i = 0; i < parallel; ++i) started.push_back(std::async(std::launch::async, run, i));
   std::string log;
   bool failed = false;
   for (std::size_t i = 0; i < commands.size(); ++i) {
     if (i >= parallel && failed) break;  // No link after a failed compile.
-    Result<CompilerRun> run = i < parallel ? started[i].get() : RunCompiler(commands[i], options.deadline);
+    Result<CompilerRun> ran = i < parallel ? started[i].get() : run(i);
     log += "$ " + JoinCommand(commands[i]) + "\n";
-    if (!run.ok()) {
-      log += "[anvil] " + run.message() + "\n";
+    if (!ran.ok()) {
+      log += "[anvil] " + ran.message() + "\n";
       failed = true;
       continue;
     }
-    if (i < job.phases.size()) result.phase_seconds[job.phases[i]] += run.value().seconds;
-    log += run.value().log;
-    failed = failed || !run.value().ok;
+    if (i < job.phases.size()) result.phase_seconds[job.phases[i]] += ran.value().seconds;
+    log += ran.value().log;
+    failed = failed || !ran.value().ok;
   }
   result.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (failed) {
@@ -335,16 +345,23 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     for (const auto& cmd : job.commands) key_material += JoinCommand(cmd) + "\n";
     job.key = Sha256Hex(key_material);
     // Not part of the key: the object is the same with or without the PCH.
-    if (!cache.Lookup(job.key)) {
-      if (auto pch = TorchExtensionPch(pch_flags, torch.torch_version, cache, options, result.log)) {
-        job.commands[0].insert(job.commands[0].begin() + 1, {"-I", pch->include_dir.string(), "-Winvalid-pch"});
-        result.pch = pch->use;
-        if (pch->seconds > 0) result.phase_seconds["pch"] += pch->seconds;
-      }
-    }
+    // Found (or built) only when the job compiles, beside nvcc.
+    std::optional<TorchPch> pch;
+    std::string pch_log;
+    job.first_flags = [&]() -> std::vector<std::string> {
+      pch = TorchExtensionPch(pch_flags, torch.torch_version, cache, options, pch_log);
+      if (!pch) return {};
+      return {"-I", pch->include_dir.string(), "-Winvalid-pch"};
+    };
 
     bool was_cached = false;
+    const std::size_t log_mark = result.log.size();
     std::string artifact = RunJob(job, cache, options, result, was_cached);
+    result.log.insert(log_mark, pch_log);
+    if (pch) {
+      result.pch = pch->use;
+      if (pch->seconds > 0) result.phase_seconds["pch"] += pch->seconds;
+    }
     result.cached = result.cached && was_cached;
     if (artifact.empty()) {
       result.ok = false;
