@@ -59,6 +59,30 @@ void TamperCheat(Verdict& v) {
                "the candidate tampered with the harness");
 }
 
+// The reference's elements at `points` (flat indices into `we`) against the
+// candidate's drawn values; a mismatch is located in the whole output.
+CompareResult CompareDrawn(const TensorEntry& we, const void* want, const std::vector<int64_t>& points,
+                           const TensorView& got, Tolerance tol) {
+  const std::size_t size = DTypeSize(we.dtype);
+  std::string drawn(points.size() * size, '\0');
+  const auto* all = static_cast<const char*>(want);
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    std::memcpy(drawn.data() + j * size, all + static_cast<std::size_t>(points[j]) * size, size);
+  }
+  CompareResult r = CompareTensors(TensorView{we.dtype, got.shape, drawn.data()}, got, tol);
+  if (!r.ok && r.first_mismatch >= 0) {
+    r.first_mismatch = points[static_cast<std::size_t>(r.first_mismatch)];
+    r.first_mismatch_index.assign(we.shape.size(), 0);
+    int64_t rest = r.first_mismatch;
+    for (std::size_t d = we.shape.size(); d-- > 0;) {
+      const int64_t dim = we.shape[d];
+      r.first_mismatch_index[d] = dim > 0 ? rest % dim : 0;
+      rest = dim > 0 ? rest / dim : 0;
+    }
+  }
+  return r;
+}
+
 Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
   Tolerance tol = DefaultTolerance(dtype);
   for (const auto& o : task.tolerances) {
@@ -602,32 +626,6 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
       // Decided from the manifest alone: never read a mis-shaped output.
       o.result.ok = false;
       o.result.problem = ge.is_scalar ? "not a tensor" : (ge.shape != want_shape ? "shape" : "dtype");
-    } else if (!points.empty()) {
-      auto wb = MapTensorBytes(want_dir, we);
-      auto gb = ReadTensorBytes(got_dir, ge);
-      if (!wb.ok() || !gb.ok()) {
-        o.result.ok = false;
-        o.result.problem = "unreadable";
-      } else {
-        const std::size_t size = DTypeSize(we.dtype);
-        std::string drawn(points.size() * size, '\0');
-        const auto* all = static_cast<const char*>(wb.value().data());
-        for (std::size_t j = 0; j < points.size(); ++j) {
-          std::memcpy(drawn.data() + j * size, all + static_cast<std::size_t>(points[j]) * size, size);
-        }
-        o.result = CompareTensors(TensorView{we.dtype, want_shape, drawn.data()},
-                                  TensorView{ge.dtype, ge.shape, gb.value().data()}, o.tolerance);
-        if (!o.result.ok && o.result.first_mismatch >= 0) {
-          // Where the drawn element sits in the whole output.
-          o.result.first_mismatch = points[static_cast<std::size_t>(o.result.first_mismatch)];
-          o.result.first_mismatch_index.clear();
-          for (int64_t rest = o.result.first_mismatch, d = static_cast<int64_t>(we.shape.size()) - 1; d >= 0; --d) {
-            const int64_t dim = we.shape[static_cast<std::size_t>(d)];
-            o.result.first_mismatch_index.insert(o.result.first_mismatch_index.begin(), dim > 0 ? rest % dim : 0);
-            rest = dim > 0 ? rest / dim : 0;
-          }
-        }
-      }
     } else {
       // The reference's file is ours and mapped; the candidate's is copied in,
       // so nothing it left running can truncate it under a mapping (SIGBUS).
@@ -636,9 +634,12 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
       if (!wb.ok() || !gb.ok()) {
         o.result.ok = false;
         o.result.problem = "unreadable";
-      } else {
+      } else if (points.empty()) {
         o.result = CompareTensors(TensorView{we.dtype, we.shape, wb.value().data()},
                                   TensorView{ge.dtype, ge.shape, gb.value().data()}, o.tolerance);
+      } else {
+        o.result =
+            CompareDrawn(we, wb.value().data(), points, TensorView{ge.dtype, ge.shape, gb.value().data()}, o.tolerance);
       }
     }
     if (!o.result.ok && t.ok) {
