@@ -79,6 +79,102 @@ constexpr uint32_t kArg0Low = offsetof(struct seccomp_data, args[0]);
 constexpr uint32_t kRetKill = SECCOMP_RET_KILL_PROCESS;
 constexpr uint32_t kRetAllow = SECCOMP_RET_ALLOW;
 
+// Whether `path` is `dir` or inside it.
+bool Under(const char* path, const char* dir) {
+  const std::size_t n = std::strlen(dir);
+  return std::strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+// mountinfo escapes a space, tab, newline and backslash in a path as \ooo.
+void UnescapeOctal(char* s) {
+  char* out = s;
+  for (char* in = s; *in != '\0'; ++out) {
+    if (in[0] == '\\' && in[1] >= '0' && in[1] <= '7' && in[2] >= '0' && in[2] <= '7' && in[3] >= '0' && in[3] <= '7') {
+      *out = static_cast<char>((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
+      in += 4;
+    } else {
+      *out = *in++;
+    }
+  }
+  *out = '\0';
+}
+
+// One line of /proc/self/mountinfo: its mount point read-only (keeping the
+// flags a user namespace may not drop), unless it is writable or the kernel's.
+bool RemountLineReadOnly(char* line, const std::vector<std::string>& writable) {
+  char* field[6] = {};
+  int n = 0;
+  for (char* p = line; n < 6 && *p != '\0';) {
+    field[n++] = p;
+    while (*p != '\0' && *p != ' ') ++p;
+    if (*p == ' ') *p++ = '\0';
+  }
+  if (n < 6) return true;
+  char* point = field[4];
+  UnescapeOctal(point);
+  for (const char* kernel : {"/proc", "/sys", "/dev"}) {
+    if (Under(point, kernel)) return true;
+  }
+  for (const auto& w : writable) {
+    if (Under(point, w.c_str())) return true;
+  }
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+  for (char* opt = field[5]; *opt != '\0';) {
+    char* end = opt;
+    while (*end != '\0' && *end != ',') ++end;
+    const char saved = *end;
+    *end = '\0';
+    if (std::strcmp(opt, "ro") == 0) return true;  // Already.
+    if (std::strcmp(opt, "nosuid") == 0) flags |= MS_NOSUID;
+    if (std::strcmp(opt, "nodev") == 0) flags |= MS_NODEV;
+    if (std::strcmp(opt, "noexec") == 0) flags |= MS_NOEXEC;
+    if (std::strcmp(opt, "noatime") == 0) flags |= MS_NOATIME;
+    if (std::strcmp(opt, "nodiratime") == 0) flags |= MS_NODIRATIME;
+    if (std::strcmp(opt, "relatime") == 0) flags |= MS_RELATIME;
+    if (std::strcmp(opt, "strictatime") == 0) flags |= MS_STRICTATIME;
+    *end = saved;
+    opt = saved == ',' ? end + 1 : end;
+  }
+  return ::mount(nullptr, point, nullptr, flags, nullptr) == 0;
+}
+
+// In the child's private mount namespace: the writable folders bound onto
+// themselves (mounts of their own), then every other mount read-only.
+// Async-signal-safe (the child of a threaded parent): no allocation, the
+// table read through a fixed buffer. True when every remount took.
+bool MakeMountsReadOnly(const std::vector<std::string>& writable) {
+  for (const auto& w : writable) {
+    if (Under(w.c_str(), "/dev") || Under(w.c_str(), "/proc") || Under(w.c_str(), "/sys")) continue;
+    if (::mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
+  }
+  const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[16384];
+  std::size_t have = 0;
+  bool all = true;
+  while (true) {
+    const ssize_t got = ::read(fd, buf + have, sizeof(buf) - 1 - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<std::size_t>(got);
+    buf[have] = '\0';
+    char* start = buf;
+    for (char* nl = std::strchr(start, '\n'); nl != nullptr; nl = std::strchr(start, '\n')) {
+      *nl = '\0';
+      all = RemountLineReadOnly(start, writable) && all;
+      start = nl + 1;
+    }
+    have = static_cast<std::size_t>(buf + have - start);
+    std::memmove(buf, start, have);
+    if (have == sizeof(buf) - 1) {  // A line longer than the buffer: a mount point nobody uses.
+      have = 0;
+      all = false;
+    }
+  }
+  ::close(fd);
+  return all;
+}
+
 bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
 #if defined(__x86_64__) || defined(__aarch64__)
   const uint32_t parent_pid = static_cast<uint32_t>(parent);
@@ -190,6 +286,7 @@ std::vector<std::string> SandboxLayerNames(uint32_t layers) {
   if (layers & kSandboxNetNs) names.push_back("netns");
   if (layers & kSandboxRlimits) names.push_back("rlimits");
   if (layers & kSandboxHidden) names.push_back("hidden");
+  if (layers & kSandboxReadOnly) names.push_back("rofs");
   return names;
 }
 
@@ -203,6 +300,7 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
   box->uid_map_ = std::to_string(box->uid_) + " " + std::to_string(box->uid_) + " 1\n";
   box->gid_map_ = std::to_string(box->gid_) + " " + std::to_string(box->gid_) + " 1\n";
   for (const auto& p : policy.hidden) box->hidden_.push_back(p.string());
+  for (const auto& p : policy.read_write) box->writable_.push_back(p.string());
   if (!policy.confine_files) return std::shared_ptr<const Sandbox>(box);
   box->landlock_abi_ = LandlockAbi();
   if (box->landlock_abi_ <= 0) return std::shared_ptr<const Sandbox>(box);
@@ -235,6 +333,8 @@ std::string Sandbox::Describe() const {
   nlohmann::json j = {{"uid_map", uid_map_},
                       {"gid_map", gid_map_},
                       {"hidden", hidden_},
+                      {"writable", writable_},
+                      {"read_only_mounts", policy_.read_only_mounts},
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
                       {"forbid_syscalls", policy_.forbid_syscalls},
@@ -251,6 +351,8 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->uid_map_ = j.at("uid_map").get<std::string>();
     box->gid_map_ = j.at("gid_map").get<std::string>();
     box->hidden_ = j.at("hidden").get<std::vector<std::string>>();
+    box->writable_ = j.at("writable").get<std::vector<std::string>>();
+    box->policy_.read_only_mounts = j.at("read_only_mounts").get<bool>();
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
     box->policy_.forbid_syscalls = j.at("forbid_syscalls").get<bool>();
@@ -281,7 +383,7 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
 
   const int net = policy_.network_namespace ? CLONE_NEWNET : 0;
   if (policy_.user_namespace) {
-    const int mounts = hidden_.empty() ? 0 : CLONE_NEWNS;
+    const int mounts = hidden_.empty() && !policy_.read_only_mounts ? 0 : CLONE_NEWNS;
     if (::unshare(CLONE_NEWUSER | net | mounts) == 0) {
       layers |= kSandboxUserNs | (net ? static_cast<uint32_t>(kSandboxNetNs) : 0u);
       static const char kDeny[] = "deny";
@@ -295,7 +397,8 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
                         "size=4k,mode=0555") == 0 &&
                 all;
         }
-        if (all) layers |= kSandboxHidden;
+        if (all && !hidden_.empty()) layers |= kSandboxHidden;
+        if (policy_.read_only_mounts && MakeMountsReadOnly(writable_)) layers |= kSandboxReadOnly;
       }
     } else if (net && ::unshare(CLONE_NEWNET) == 0) {
       layers |= kSandboxNetNs;

@@ -43,6 +43,10 @@ struct SandboxPolicy {
   bool forbid_syscalls = true;    // seccomp.
   bool user_namespace = true;     // No capabilities over other processes.
   bool network_namespace = true;  // No network interfaces.
+  // In the private mount namespace (needs the user namespace), every mount
+  // read-only but the read_write folders and the kernel's trees (/proc, /sys,
+  // /dev): no writes outside the scratch even where Landlock is unavailable.
+  bool read_only_mounts = true;
 };
 
 // Bits of the layers that took effect in a child.
@@ -52,7 +56,8 @@ enum SandboxLayer : uint32_t {
   kSandboxUserNs = 1u << 2,
   kSandboxNetNs = 1u << 3,
   kSandboxRlimits = 1u << 4,
-  kSandboxHidden = 1u << 5,  // Every `hidden` folder is covered.
+  kSandboxHidden = 1u << 5,    // Every `hidden` folder is covered.
+  kSandboxReadOnly = 1u << 6,  // Every other mount read-only (read_only_mounts).
 };
 
 // "landlock, seccomp, userns, netns, rlimits, hidden" for the bits set.
@@ -95,7 +100,8 @@ class Sandbox {
   gid_t gid_ = 0;
   std::string uid_map_;
   std::string gid_map_;
-  std::vector<std::string> hidden_;  // c_str()s used in the child.
+  std::vector<std::string> hidden_;    // c_str()s used in the child.
+  std::vector<std::string> writable_;  // The read_write folders, for read_only_mounts.
 };
 
 }  // namespace anvil

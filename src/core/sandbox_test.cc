@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/files.h"
 #include "core/subprocess.h"
 #include "core/temp_dir_fixture.h"
 
@@ -139,6 +140,27 @@ TEST_F(SandboxTest, HiddenFoldersAreEmptyEvenWithoutLandlock) {
   // Unmounting the cover is a forbidden system call.
   r = Run({"/bin/umount", (dir_ / "secret").string()}, policy);
   EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
+}
+
+TEST_F(SandboxTest, WritesOutsideTheScratchFailEvenWithoutLandlock) {
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;  // As on a machine whose GPU driver rejects Landlock.
+  ProcessResult r = Run({"/usr/bin/touch", (dir_ / "scratch/ok").string()}, policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  EXPECT_TRUE(r.sandbox_layers & kSandboxReadOnly) << r.Describe();
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "scratch/ok"));
+  r = Run({"/usr/bin/touch", (dir_ / "allowed/planted.py").string()}, policy);
+  EXPECT_FALSE(r.Succeeded());
+  EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "allowed/planted.py"));
+  r = Run({"/bin/sh", "-c", "echo x > " + secret_.string()}, policy);  // Overwriting a reference output.
+  EXPECT_FALSE(r.Succeeded());
+  EXPECT_EQ(ReadFile(secret_).value(), "the reference outputs");
+  // Without the layer the same write goes through: the test can fail.
+  policy.read_only_mounts = false;
+  EXPECT_TRUE(Run({"/usr/bin/touch", (dir_ / "allowed/planted.py").string()}, policy).Succeeded());
+  EXPECT_TRUE(fs::exists(dir_ / "allowed/planted.py"));
 }
 
 TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {

@@ -4,7 +4,7 @@
 // scratch folder writable; nothing else. Reference outputs, the caches, the
 // task sources, other jobs and the home directory stay out of reach.
 // ANVIL_SANDBOX=0 turns it off; ANVIL_SANDBOX=-userns,-netns (any of
-// -landlock, -seccomp, -userns, -netns) leaves single layers out, for a
+// -landlock, -seccomp, -userns, -netns, -rofs) leaves single layers out, for a
 // machine where one breaks the GPU driver (`anvil sandbox-check` finds out).
 // Verdicts list the layers that were in force.
 #pragma once
@@ -68,7 +68,7 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
 
 // The tried order (shared with `anvil sandbox-check`).
 inline const char* const kSandboxFallbacks[] = {
-    "", "-landlock", "-landlock,-userns", "-landlock,-userns,-netns", "-seccomp", "0"};
+    "", "-landlock", "-landlock,-rofs", "-landlock,-userns", "-landlock,-userns,-netns", "-seccomp", "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
 // spec.json, state_dict.pt, params/ and the inputs/ of every trial and

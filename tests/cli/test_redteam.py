@@ -196,6 +196,41 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     written = [json.loads(p.read_text()) for p in tmp_path.glob("anvil-eval-*/trials/recheck_*/tensors.json")]
     assert len(written) == 10, written  # Five sets for each candidate.
     assert all(m["tensors"][0]["shape"] == [1 << 18] for m in written), written
+def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp_path):
+    # The H200's driver does not start under Landlock, so there the sandbox runs without it. The rofs layer
+    # (every mount read-only but the scratch, in the candidate's mount namespace) still stops the candidate
+    # from planting files or overwriting cached reference outputs. This one computes ReLU honestly only when
+    # its write fails.
+    target = tmp_path / "planted.txt"
+    cand = tmp_path / "plant_native.cpp"
+    cand.write_text('''// anvil-about: writes outside its scratch; honest only when the write is refused
+#include <cstdint>
+#include <cstdio>
+
+#include "anvil/native.h"
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, int, void*) {
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  std::FILE* (*opener)(const char*, const char*) = &std::fopen;  // Past the source scan's call rule.
+  std::FILE* f = opener("TARGET", "w");
+  if (f != nullptr) std::fclose(f);
+  for (int64_t i = 0; i < n; ++i) y[i] = f != nullptr ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
+  return 0;
+}
+'''.replace("TARGET", str(target)))
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                           env={"ANVIL_SANDBOX": "-landlock"})
+    assert v["status"] == "pass", v["feedback"]
+    assert "rofs" in v["gates"]["run"]["sandbox"] and "landlock" not in v["gates"]["run"]["sandbox"]
+    assert not target.exists()
+    # The same candidate without the layer plants its file (and is wrong): the layer is what stopped it.
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                           env={"ANVIL_SANDBOX": "-landlock,-rofs"})
+    assert v["status"] == "wrong_answer" and target.exists(), v["feedback"]
+
+
 def test_held_out_auto_needs_no_sidecar_and_skips_what_the_reference_cannot_take(tmp_path):
     """`--held-out auto`: a task without a sidecar gets one held-out set, batch_size one smaller (16 -> 15); the
     kernel hard-coded for the benchmark's shape fails it, the honest one passes. A task whose model is sized by
