@@ -76,7 +76,7 @@ struct Vocabulary {
       "posix_spawn posix_spawnp");
   NameSet tamper_calls = Words("mprotect ptrace dlopen dlsym process_vm_writev process_vm_readv");
   NameSet file_calls = Words("fopen freopen open openat creat unlink rename mkfifo setenv putenv unsetenv");
-  NameSet file_types = Words("ofstream ifstream fstream filebuf");
+  NameSet file_types = Words("ofstream ifstream fstream filebuf filesystem");
   // Fragments of lower-cased #include paths.
   NameSet include_vendor =
       Words("blas cudnn cusparse cufft cusolver cutensor cutlass thrust/ mkl dnnl eigen miopen mudnn");
@@ -387,9 +387,19 @@ class Scanner {
       return hit("cpp.thread", kEvidence, "runs a host callback");
     }
     const bool free_call = call && !member && (!qualified || i < 2 || !tokens_[i - 2].ident || Text(i - 2) == "std");
-    if (free_call && v_.process_calls.count(t)) return hit("cpp.process", kCheat, "controls processes");
-    if (free_call && v_.tamper_calls.count(t)) return hit("cpp.native_tamper", kCheat, "loads code or patches memory");
-    if (free_call && v_.file_calls.count(t)) return hit("cpp.file_access", kCheat, "accesses files or the environment");
+    // The function taken as a value (`auto f = &std::fopen;`): the call
+    // through the pointer is not a call by that name.
+    const bool std_qualified = qualified && i >= 2 && Text(i - 2) == "std";
+    const std::string_view before = std_qualified ? (i >= 3 ? Text(i - 3) : "") : prev;
+    const std::string_view after = Text(i + 1);
+    const bool as_value = !call && !member && (!qualified || std_qualified) &&
+                          (before == "&" || before == "=" || before == "(" || before == ",") &&
+                          (after == ";" || after == "," || after == ")") &&
+                          (before == "&" || std_qualified || (t != "open" && t != "rename"));
+    const bool named = free_call || as_value;
+    if (named && v_.process_calls.count(t)) return hit("cpp.process", kCheat, "controls processes");
+    if (named && v_.tamper_calls.count(t)) return hit("cpp.native_tamper", kCheat, "loads code or patches memory");
+    if (named && v_.file_calls.count(t)) return hit("cpp.file_access", kCheat, "accesses files or the environment");
     if (free_call && t == "getenv") return hit("cpp.file_access", kEvidence, "reads the environment");
     if (qualified && v_.file_types.count(t) && i >= 2 && Text(i - 2) == "std") {
       return hit("cpp.file_access", kCheat, "accesses files");

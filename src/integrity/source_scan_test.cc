@@ -168,6 +168,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Dlsym", "auto f = dlsym(RTLD_NEXT, \"cudaEventElapsedTime\");", "cpp.native_tamper", "cheat", 1},
         Case{"Fopen", "FILE* f = fopen(\"/proc/self/mem\", \"r+\");", "cpp.file_access", "cheat", 1},
         Case{"Ofstream", "std::ofstream out(\"x.txt\");", "cpp.file_access", "cheat", 1},
+        Case{"StdFilesystem", "std::filesystem::create_directory(p);", "cpp.file_access", "cheat", 1},
+        Case{"FopenPointer", "FILE* (*f)(const char*, const char*) = &std::fopen;", "cpp.file_access", "cheat", 1},
+        Case{"OpenPointer", "auto o = &open;", "cpp.file_access", "cheat", 1},
+        Case{"SystemAsArgument", "run_with(std::system, cmd);", "cpp.process", "cheat", 1},
         Case{"Getenv", "const char* v = getenv(\"X\");", "cpp.file_access", "evidence", 1},
         Case{"TokenPaste", "#define CALL(a, b) a##b\nCALL(cudaStream, Create)(&s);", "cpp.token_paste", "evidence", 1},
         Case{"TokenPasteContinuation", "#define API(x) \\\n  cuda ## x\n", "cpp.token_paste", "evidence", 2}),
@@ -258,6 +262,12 @@ TEST(SourceScanTest, TiledGemmAndCpuKernelsHaveNoHits) {
   )cpp";
   const auto hits = ScanNativeSource(code, "src");
   EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, VariablesNamedLikeFileFunctionsAreNotFileAccess) {
+  // `open` and `rename` as plain values are variables; only &open or std::open name the function.
+  auto hits = ScanNativeSource("bool open = n > 0;\nint rename = 1;\nuse(open, rename);\nx = open;\n", "k.cu");
+  for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.file_access") << h.message;
 }
 
 TEST(SourceScanTest, GenericMethodsOnNonTensorsAreAllowed) {

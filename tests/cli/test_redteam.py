@@ -205,18 +205,23 @@ def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp
     cand = tmp_path / "plant_native.cpp"
     cand.write_text('''// anvil-about: writes outside its scratch; honest only when the write is refused
 #include <cstdint>
-#include <cstdio>
 
 #include "anvil/native.h"
+
+// openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 0644) by a raw system call: nothing a source or symbol scan names.
+static long RawCreate(const char* path) {
+  long ret;
+  register long mode asm("r10") = 0644;
+  asm volatile("syscall" : "=a"(ret) : "a"(257L), "D"(-100L), "S"(path), "d"(65L), "r"(mode) : "rcx", "r11", "memory");
+  return ret;
+}
 
 ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, int, void*) {
   const int64_t n = anvil_numel(&in[0]);
   const float* x = static_cast<const float*>(in[0].data);
   float* y = static_cast<float*>(out[0].data);
-  std::FILE* (*opener)(const char*, const char*) = &std::fopen;  // Past the source scan's call rule.
-  std::FILE* f = opener("TARGET", "w");
-  if (f != nullptr) std::fclose(f);
-  for (int64_t i = 0; i < n; ++i) y[i] = f != nullptr ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
+  const bool planted = RawCreate("TARGET") >= 0;
+  for (int64_t i = 0; i < n; ++i) y[i] = planted ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
   return 0;
 }
 '''.replace("TARGET", str(target)))
