@@ -75,7 +75,8 @@ struct Vocabulary {
       "system popen fork vfork execl execlp execle execv execvp execvpe execve fexecve kill killpg clone "
       "posix_spawn posix_spawnp");
   NameSet tamper_calls = Words("mprotect ptrace dlopen dlsym process_vm_writev process_vm_readv");
-  NameSet file_calls = Words("fopen freopen open openat creat unlink rename mkfifo setenv putenv unsetenv");
+  NameSet file_calls = Words(
+      "fopen freopen open openat creat unlink rename mkfifo mkdir rmdir symlink chmod chown setenv putenv unsetenv");
   NameSet file_types = Words("ofstream ifstream fstream filebuf filesystem");
   // Fragments of lower-cased #include paths.
   NameSet include_vendor =
@@ -223,7 +224,8 @@ class Scanner {
   Scanner(std::string_view text, std::string_view source) : text_(text), source_(source), lines_(SplitLines(text)) {}
 
   std::vector<RuleHit> Run() {
-    const std::string clean = StripCommentsAndLiterals(text_);
+    clean_ = StripCommentsAndLiterals(text_);
+    const std::string& clean = clean_;
     ScanDirectives(clean);
     tokens_ = Tokenize(clean);
     CollectNames();
@@ -354,8 +356,30 @@ class Scanner {
     return "";
   }
 
+  // Inline assembly that enters the kernel (x86 `syscall`, `sysenter`,
+  // `int $0x80`; Arm `svc`): a system call no source or symbol scan names.
+  bool AsmSyscall(size_t i) const {
+    size_t open = clean_.find('(', static_cast<size_t>(tokens_[i].text.data() - clean_.data()));
+    if (open == std::string::npos) return false;
+    size_t close = open;
+    for (int depth = 0; close < clean_.size(); ++close) {
+      if (clean_[close] == '(') ++depth;
+      if (clean_[close] == ')' && --depth == 0) break;
+    }
+    std::string body(text_.substr(open, close - open));
+    for (char& c : body) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* entry : {"syscall", "sysenter", "int $0x80", "int 0x80", "svc #0", "svc 0"}) {
+      if (body.find(entry) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   void ScanIdent(size_t i) {
     const std::string_view t = Text(i);
+    if ((t == "asm" || t == "__asm__" || t == "__asm") && AsmSyscall(i)) {
+      Hit("cpp.native_tamper", kCheat, i, "makes a system call in inline assembly (" + std::string(t) + ")");
+      return;
+    }
     const std::string_view prev = i > 0 ? Text(i - 1) : "";
     const bool member = prev == "." || prev == "->";
     const bool qualified = prev == "::";
@@ -456,6 +480,7 @@ class Scanner {
 
   const Vocabulary& v_ = Vocab();
   std::string_view text_;
+  std::string clean_;  // text_ without comments and literals, at the same offsets (tokens_ point into it).
   std::string_view source_;
   std::vector<std::string_view> lines_;
   std::vector<Token> tokens_;

@@ -168,6 +168,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Dlsym", "auto f = dlsym(RTLD_NEXT, \"cudaEventElapsedTime\");", "cpp.native_tamper", "cheat", 1},
         Case{"Fopen", "FILE* f = fopen(\"/proc/self/mem\", \"r+\");", "cpp.file_access", "cheat", 1},
         Case{"Ofstream", "std::ofstream out(\"x.txt\");", "cpp.file_access", "cheat", 1},
+        Case{"AsmSyscall", "asm volatile(\"syscall\" : \"=a\"(r) : \"a\"(257L) : \"rcx\", \"r11\");",
+             "cpp.native_tamper", "cheat", 1},
         Case{"StdFilesystem", "std::filesystem::create_directory(p);", "cpp.file_access", "cheat", 1},
         Case{"FopenPointer", "FILE* (*f)(const char*, const char*) = &std::fopen;", "cpp.file_access", "cheat", 1},
         Case{"OpenPointer", "auto o = &open;", "cpp.file_access", "cheat", 1},
@@ -262,6 +264,14 @@ TEST(SourceScanTest, TiledGemmAndCpuKernelsHaveNoHits) {
   )cpp";
   const auto hits = ScanNativeSource(code, "src");
   EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
+TEST(SourceScanTest, PtxInlineAssemblyIsNotASystemCall) {
+  auto hits = ScanNativeSource(
+      "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1}, {%2}, {%3};\" : \"+f\"(d));\n"
+      "asm(\"cp.async.commit_group;\\n\" ::);\n",
+      "k.cu");
+  for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
 }
 
 TEST(SourceScanTest, VariablesNamedLikeFileFunctionsAreNotFileAccess) {
