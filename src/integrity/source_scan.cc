@@ -366,8 +366,21 @@ class Scanner {
       if (clean_[close] == '(') ++depth;
       if (clean_[close] == ')' && --depth == 0) break;
     }
-    std::string body(text_.substr(open, close - open));
-    for (char& c : body) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // The statement as written, its comments left out (its strings are the point).
+    std::string body;
+    const std::string_view raw = text_.substr(open, close - open);
+    for (size_t k = 0; k < raw.size(); ++k) {
+      if (raw.compare(k, 2, "//") == 0) {
+        k = raw.find('\n', k);
+        if (k == std::string_view::npos) break;
+      } else if (raw.compare(k, 2, "/*") == 0) {
+        k = raw.find("*/", k + 2);
+        if (k == std::string_view::npos) break;
+        ++k;
+      } else {
+        body += static_cast<char>(std::tolower(static_cast<unsigned char>(raw[k])));
+      }
+    }
     for (const char* entry : {"syscall", "sysenter", "int $0x80", "int 0x80", "svc #0", "svc 0"}) {
       if (body.find(entry) != std::string::npos) return true;
     }

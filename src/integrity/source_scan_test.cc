@@ -272,6 +272,9 @@ TEST(SourceScanTest, PtxInlineAssemblyIsNotASystemCall) {
       "asm(\"cp.async.commit_group;\\n\" ::);\n",
       "k.cu");
   for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
+  // A comment inside the statement is not its code.
+  hits = ScanNativeSource("asm volatile(\".byte 0x0f, 0x05\"  // the syscall instruction\n : \"=a\"(r));\n", "k.cu");
+  for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
 }
 
 TEST(SourceScanTest, VariablesNamedLikeFileFunctionsAreNotFileAccess) {

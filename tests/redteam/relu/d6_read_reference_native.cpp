@@ -18,7 +18,8 @@ static long RawSyscall(long n, long a = 0, long b = 0, long c = 0, long d = 0, l
   long ret;
   register long r10 asm("r10") = d;
   register long r8 asm("r8") = e;
-  asm volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
+  asm volatile(".byte 0x0f, 0x05"  // the syscall instruction, as bytes
+               : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
   return ret;
 }
 
