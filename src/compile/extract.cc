@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "core/json_fields.h"
 #include "core/python.h"
 #include "integrity/candidate_sandbox.h"
 
@@ -10,25 +11,15 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
-  std::vector<std::string> out;
-  if (j.contains(key) && j[key].is_array()) {
-    for (const auto& v : j[key]) {
-      if (v.is_string()) out.push_back(v.get<std::string>());
-    }
-  }
-  return out;
-}
-
 ExtensionSpec ParseExtension(const nlohmann::json& e) {
   ExtensionSpec x;
   x.name = e.value("name", "");
-  x.cpp_sources = Strings(e, "cpp_sources");
-  x.cuda_sources = Strings(e, "cuda_sources");
-  x.extra_cflags = Strings(e, "extra_cflags");
-  x.extra_cuda_cflags = Strings(e, "extra_cuda_cflags");
-  x.extra_ldflags = Strings(e, "extra_ldflags");
-  x.extra_include_paths = Strings(e, "extra_include_paths");
+  x.cpp_sources = JsonStrings(e, "cpp_sources");
+  x.cuda_sources = JsonStrings(e, "cuda_sources");
+  x.extra_cflags = JsonStrings(e, "extra_cflags");
+  x.extra_cuda_cflags = JsonStrings(e, "extra_cuda_cflags");
+  x.extra_ldflags = JsonStrings(e, "extra_ldflags");
+  x.extra_include_paths = JsonStrings(e, "extra_include_paths");
   if (e.contains("with_cuda") && e["with_cuda"].is_boolean()) x.with_cuda = e["with_cuda"].get<bool>();
   const auto& f = e.contains("functions") ? e["functions"] : nlohmann::json();
   if (f.is_array()) {
@@ -100,7 +91,7 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     for (const auto& e : j["extensions"]) x.extensions.push_back(ParseExtension(e));
   }
   if (j.contains("tampered") && j["tampered"].is_object()) {
-    x.tampered = Strings(j["tampered"], "changed");
+    x.tampered = JsonStrings(j["tampered"], "changed");
     x.tampered.push_back(j["tampered"].value("when", "while importing"));
   }
   if (j.contains("error") && j["error"].is_object()) {

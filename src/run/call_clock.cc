@@ -17,6 +17,15 @@ namespace anvil {
 
 namespace {
 
+// splitmix64's k-th output from `seed` (k >= 1): the draws the worker repeats
+// (timing.py recheck_sample, recheck_points).
+uint64_t SplitMix64(uint64_t seed, uint64_t k) {
+  uint64_t z = seed + k * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 using Clock = std::chrono::steady_clock;
 constexpr int kPollMs = 20;
 
@@ -188,11 +197,8 @@ std::vector<int64_t> RecheckPoints(int64_t n, uint64_t seed, int set, int output
   const uint64_t base = seed ^ (static_cast<uint64_t>(set) << 32) ^ (static_cast<uint64_t>(output) << 48);
   std::vector<int64_t> points(static_cast<std::size_t>(kRecheckPoints));
   for (int64_t j = 0; j < kRecheckPoints; ++j) {
-    uint64_t z = base + static_cast<uint64_t>(j + 1) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    points[static_cast<std::size_t>(j)] = static_cast<int64_t>(z % static_cast<uint64_t>(n));
+    points[static_cast<std::size_t>(j)] =
+        static_cast<int64_t>(SplitMix64(base, static_cast<uint64_t>(j + 1)) % static_cast<uint64_t>(n));
   }
   return points;
 }
@@ -202,10 +208,7 @@ std::vector<int> RecheckSample(int sets, int k, uint64_t seed) {
   for (int i = 0; i < sets; ++i) index[static_cast<std::size_t>(i)] = i;
   k = std::clamp(k, 0, std::max(sets, 0));
   for (int i = 0; i < k; ++i) {
-    uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    const uint64_t z = SplitMix64(seed, static_cast<uint64_t>(i + 1));
     const int j = i + static_cast<int>(z % static_cast<uint64_t>(sets - i));
     std::swap(index[static_cast<std::size_t>(i)], index[static_cast<std::size_t>(j)]);
   }

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/files.h"
+#include "core/json_fields.h"
 #include "core/python.h"
 #include "integrity/candidate_sandbox.h"
 
@@ -23,41 +24,23 @@ constexpr int kStderrTailLines = 25;
 // What the child's folder says so far: its error, trial 0's aten ops, and how
 // many trials it wrote.
 void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) {
-  if (auto text = ReadFile(out_dir / "error.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object()) {
-      out.stage = j.value("stage", "");
-      out.message = j.value("message", "");
-      out.traceback = j.value("traceback", "");
-    }
+  if (const nlohmann::json error = ReadJsonObject(out_dir / "error.json"); !error.empty()) {
+    out.stage = error.value("stage", "");
+    out.message = error.value("message", "");
+    out.traceback = error.value("traceback", "");
   }
-  out.aten_compute.clear();
-  if (auto text = ReadFile(out_dir / "aten_ops.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object() && j.contains("compute") && j["compute"].is_array()) {
-      for (const auto& op : j["compute"]) {
-        if (op.is_string()) out.aten_compute.push_back(op.get<std::string>());
-      }
-    }
-  }
+  out.aten_compute = JsonStrings(ReadJsonObject(out_dir / "aten_ops.json"), "compute");
   out.tampered.clear();
-  if (auto text = ReadFile(out_dir / "tamper.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object() && j.contains("changed") && j["changed"].is_array()) {
-      for (const auto& name : j["changed"]) {
-        if (name.is_string()) out.tampered.push_back(name.get<std::string>());
-      }
-      if (j.contains("when") && j["when"].is_string()) out.tampered.push_back(j["when"].get<std::string>());
-    }
+  if (fs::exists(out_dir / "tamper.json")) {
+    const nlohmann::json tamper = ReadJsonObject(out_dir / "tamper.json");
+    out.tampered = JsonStrings(tamper, "changed");
+    if (tamper.contains("when") && tamper["when"].is_string())
+      out.tampered.push_back(tamper["when"].get<std::string>());
     if (out.tampered.empty()) out.tampered.push_back("unreadable tamper.json");
   }
-  if (auto text = ReadFile(out_dir / "timeline.json"); text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-    if (j.is_object()) {
-      for (const auto& [phase, seconds] : j.items()) {
-        if (seconds.is_number() && seconds.get<double>() >= 0) out.phase_seconds[phase] = seconds.get<double>();
-      }
-    }
+  const nlohmann::json timeline = ReadJsonObject(out_dir / "timeline.json");
+  for (const auto& [phase, seconds] : timeline.items()) {
+    if (seconds.is_number() && seconds.get<double>() >= 0) out.phase_seconds[phase] = seconds.get<double>();
   }
   std::error_code ec;
   out.trials_completed = 0;
