@@ -10,6 +10,10 @@ For each of --samples fresh extension sources (a unique token in each, so no cac
 Prints a markdown table and writes the raw numbers as JSON lines (--out).
 
   python3 bench/compile_speed.py --anvil build/anvil --samples 3 --backend cpu --out compile_speed.jsonl
+
+With --backend cuda the extension is a CUDA one, written as model-written KernelBench candidates usually are (the
+.cu file includes <torch/extension.h>; a C++ declaration in cpp_sources), and the table adds how anvil's nvcc built
+it (`torch_headers`: slim, fallback or full; include/anvil/slim_torch/README.md).
 """
 
 import argparse
@@ -38,12 +42,40 @@ torch::Tensor relu_forward(torch::Tensor x) {
 }
 """
 
+CU = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+// TOKEN
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+torch::Tensor relu_forward(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda() && x.is_contiguous(), "x must be a contiguous CUDA tensor");
+  auto out = torch::empty_like(x);
+  int64_t n = x.numel();
+  relu_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), out.data_ptr<float>(), n);
+  return out;
+}
+"""
+
+DECL = "torch::Tensor relu_forward(torch::Tensor x);"
+
 CANDIDATE = '''
 import torch
 from torch.utils.cpp_extension import load_inline
 
 _SOURCE = r"""{cpp}"""
 _ext = load_inline(name="speed_probe", cpp_sources=[_SOURCE], functions=["relu_forward"])
+'''
+
+CUDA_CANDIDATE = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""{cu}"""
+_ext = load_inline(name="speed_probe", cpp_sources=["{decl}"], cuda_sources=[_SOURCE], functions=["relu_forward"])
 
 
 class ModelNew(torch.nn.Module):
@@ -66,9 +98,13 @@ ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, i
 LOAD_INLINE = r"""
 import sys, time, torch
 from torch.utils.cpp_extension import load_inline
-src, build = open(sys.argv[1]).read(), sys.argv[2]
+src, build, cuda = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "cuda"
 t = time.perf_counter()
-load_inline(name="speed_probe", cpp_sources=[src], functions=["relu_forward"], build_directory=build)
+if cuda:
+    load_inline(name="speed_probe", cpp_sources=[sys.argv[4]], cuda_sources=[src], functions=["relu_forward"],
+                build_directory=build)
+else:
+    load_inline(name="speed_probe", cpp_sources=[src], functions=["relu_forward"], build_directory=build)
 print(time.perf_counter() - t)
 """
 
@@ -80,7 +116,7 @@ def anvil_compile(anvil, candidate, cache, backend):
     c = v["gates"]["compile"]
     # The compile stage's wall time: the compilers, or for a cached artifact the hashing and the lookup.
     return {"status": v["status"], "seconds": v["stage_seconds"]["compile"], "cached": c["cached"],
-            "pch": c.get("pch", ""), "phases": c.get("phase_seconds", {})}
+            "pch": c.get("pch", ""), "phases": c.get("phase_seconds", {}), "headers": c.get("torch_headers", "")}
 
 
 def main():
@@ -97,9 +133,10 @@ def main():
     rows = []
     for i in range(args.samples):
         token = uuid.uuid4().hex
-        cpp = CPP.replace("TOKEN", token)
+        cuda = args.backend == "cuda"
+        cpp = (CU if cuda else CPP).replace("TOKEN", token)
         kb = work / f"speed_{i}_kb.py"
-        kb.write_text(CANDIDATE.format(cpp=cpp))
+        kb.write_text(CUDA_CANDIDATE.format(cu=cpp, decl=DECL) if cuda else CANDIDATE.format(cpp=cpp))
         native = work / f"speed_{i}_native.cpp"
         native.write_text(NATIVE.replace("TOKEN", token))
         src = work / f"speed_{i}.cpp"
@@ -109,11 +146,12 @@ def main():
         nat = anvil_compile(args.anvil, native, cache, args.backend)
         build = work / f"load_inline_{i}"
         build.mkdir()
-        li = subprocess.run([args.python, "-c", LOAD_INLINE, str(src), str(build)], capture_output=True, text=True)
+        li = subprocess.run([args.python, "-c", LOAD_INLINE, str(src), str(build), args.backend, DECL],
+                            capture_output=True, text=True)
         if li.returncode != 0:
             sys.exit(f"load_inline failed:\n{li.stderr[-3000:]}")
         row = {"sample": i, "anvil_cold_s": cold["seconds"], "anvil_cold_phases": cold["phases"],
-               "pch": cold["pch"], "anvil_warm_s": warm["seconds"], "warm_cached": warm["cached"],
+               "pch": cold["pch"], "torch_headers": cold["headers"], "anvil_warm_s": warm["seconds"], "warm_cached": warm["cached"],
                "native_s": nat["seconds"], "native_cached": nat["cached"], "load_inline_s": float(li.stdout.strip().splitlines()[-1]),
                "status": cold["status"]}
         rows.append(row)
@@ -122,12 +160,13 @@ def main():
         with open(args.out, "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-    print("| sample | PCH | anvil cold s (cxx / pch) | anvil warm | load_inline s | ratio | native s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| sample | PCH | headers | anvil cold s (cxx / nvcc / pch) | anvil warm | load_inline s | ratio | native s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         ph = r["anvil_cold_phases"]
-        print(f"| {r['sample']} | {r['pch'] or '-'} | {r['anvil_cold_s']:.2f} ({ph.get('cxx', 0):.2f} / "
-              f"{ph.get('pch', 0):.2f}) | {r['anvil_warm_s'] * 1000:.1f} ms | {r['load_inline_s']:.2f} | "
+        print(f"| {r['sample']} | {r['pch'] or '-'} | {r['torch_headers'] or '-'} | {r['anvil_cold_s']:.2f} "
+              f"({ph.get('cxx', 0):.2f} / {ph.get('nvcc', 0):.2f} / {ph.get('pch', 0):.2f}) | "
+              f"{r['anvil_warm_s'] * 1000:.1f} ms | {r['load_inline_s']:.2f} | "
               f"{r['load_inline_s'] / r['anvil_cold_s']:.2f}x | {r['native_s']:.2f} |")
     later = [r for r in rows if r["pch"] == "cached"]
     if later:

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <future>
+#include <optional>
 
 #include "compile/compiler_run.h"
 #include "compile/torch_pch.h"
@@ -18,6 +20,26 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kLogTailLines = 40;
+
+fs::path SlimTorchDir() { return SourceDir() / "include" / "anvil" / "slim_torch"; }
+
+// The slim torch headers' text, read once; "" when ANVIL_SLIM_HEADERS=0 or
+// when they cannot be read (then every .cu builds with the full headers).
+const std::string& SlimTorchHeaders() {
+  static const std::string text = [] {
+    if (const char* off = std::getenv("ANVIL_SLIM_HEADERS"); off != nullptr && std::string(off) == "0") {
+      return std::string();
+    }
+    std::string all = "slim-torch-v1\n";
+    for (const char* name : {"ATen/ATen.h", "torch/extension.h", "torch/library.h"}) {
+      auto text = ReadFile(SlimTorchDir() / name);
+      if (!text.ok()) return std::string();
+      all += std::string(name) + "\n" + text.value();
+    }
+    return all;
+  }();
+  return text;
+}
 
 int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1; }
 
@@ -79,7 +101,16 @@ struct Job {
   // the other compiles already run: the torch PCH, which only g++ uses and
   // which the first build of a machine makes (nvcc need not wait for it).
   std::function<std::vector<std::string>()> first_flags;
+  // A quicker build of one compile (nvcc with anvil's slim torch headers,
+  // include/anvil/slim_torch): tried first; when it fails, the command itself
+  // runs and only its log counts. The product's name: `first_try_used`.
+  std::optional<std::pair<std::size_t, std::vector<std::string>>> first_try;
+  std::string torch_headers;  // Without a first try: "full" for a CUDA build, "" otherwise.
 };
+
+// Which headers built cuda.cu: a file in the artifact's folder, so a cached
+// artifact still says.
+constexpr char kTorchHeadersFile[] = "torch_headers";
 
 // Runs a job unless its artifact is cached; returns the artifact path or "".
 std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOptions& options, CompileResult& result,
@@ -90,6 +121,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   if (auto dir = cache.Lookup(job.key)) {
     was_cached = true;
     if (auto log = ReadFile(*dir / "build.log"); log.ok()) result.log += log.value();
+    if (auto headers = ReadFile(*dir / kTorchHeadersFile); headers.ok()) result.torch_headers = headers.value();
     result.log_path = *dir / "build.log";
     return (*dir / job.artifact).string();
   }
@@ -105,23 +137,43 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       return "";
     }
   }
-  std::vector<std::vector<std::string>> commands = job.commands;
-  for (auto& argv : commands) {
+  auto in_scratch = [&](std::vector<std::string> argv) {
     for (auto& a : argv) {
       if (a.rfind("@SCRATCH@", 0) == 0) a = (scratch.value() / a.substr(9)).string();
     }
-  }
+    return argv;
+  };
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& argv : job.commands) commands.push_back(in_scratch(argv));
   // The compiles are independent (g++ for main.cpp, nvcc for cuda.cu): run
   // them at once, then the link. Logs stay in command order.
   const std::size_t parallel = commands.size() > 2 ? commands.size() - 1 : 0;
   std::vector<std::future<Result<CompilerRun>>> started;
   const auto start = std::chrono::steady_clock::now();
-  auto run = [&](std::size_t i) {
+  std::string torch_headers = job.torch_headers;  // Written by the one thread that runs the first try.
+  auto run = [&](std::size_t i) -> Result<CompilerRun> {
     if (i == 0 && job.first_flags) {
       const std::vector<std::string> flags = job.first_flags();
       commands[0].insert(commands[0].begin() + 1, flags.begin(), flags.end());
     }
-    return RunCompiler(commands[i], options.deadline);
+    if (!job.first_try || job.first_try->first != i) return RunCompiler(commands[i], options.deadline);
+    const std::vector<std::string> slim = in_scratch(job.first_try->second);
+    Result<CompilerRun> quick = RunCompiler(slim, options.deadline);
+    if (quick.ok() && quick.value().ok) {
+      commands[i] = slim;
+      torch_headers = "slim";
+      return quick;
+    }
+    // What the full headers say is what the candidate gets to read.
+    Result<CompilerRun> full = RunCompiler(commands[i], options.deadline);
+    torch_headers = "fallback";
+    if (full.ok()) {
+      full.value().seconds += quick.ok() ? quick.value().seconds : 0;
+      full.value().log = "[anvil] the slim torch headers did not build this source (" +
+                         std::string(quick.ok() ? "compiler errors" : quick.message()) +
+                         "); built with torch's full headers, as load_inline does\n" + full.value().log;
+    }
+    return full;
   };
   for (std::size_t i = 0; i < parallel; ++i) started.push_back(std::async(std::launch::async, run, i));
   std::string log;
@@ -140,6 +192,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     failed = failed || !ran.value().ok;
   }
   result.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.torch_headers = torch_headers;
   if (failed) {
     result.log += log;
     // The full log of a failed build outlives its scratch folder.
@@ -151,6 +204,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     return "";
   }
   (void)WriteFileAtomic(scratch.value() / "build.log", log);
+  if (!torch_headers.empty()) (void)WriteFileAtomic(scratch.value() / kTorchHeadersFile, torch_headers);
   result.log += log;
   auto dir = cache.Publish(job.key, scratch.value());
   if (!dir.ok()) {
@@ -240,6 +294,8 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
   std::vector<SourceMap> maps;
 
   result.native_sources = NativeSourcesOf(extensions);
+  // The slim headers' text (part of the key) or "" when off.
+  const std::string slim_headers = cuda_backend ? SlimTorchHeaders() : "";
   for (const auto& ext : extensions) {
     if (!IsIdentifier(ext.name)) {
       result.ok = false;
@@ -323,6 +379,12 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       Append(nvcc, {"--compiler-options", "-fPIC", "-std=c++17"});
       Append(nvcc, SafeFlags(ext.extra_cuda_cflags, &dropped));
       Append(nvcc, {"-c", "@SCRATCH@cuda.cu", "-o", "@SCRATCH@cuda.o"});
+      job.torch_headers = "full";
+      if (!slim_headers.empty()) {
+        std::vector<std::string> slim = {nvcc[0], "-I", SlimTorchDir().string(), "-DAT_PER_OPERATOR_HEADERS"};
+        slim.insert(slim.end(), nvcc.begin() + 1, nvcc.end());
+        job.first_try.emplace(job.commands.size(), std::move(slim));
+      }
       job.commands.push_back(nvcc);
       job.phases.push_back("nvcc");
       link.push_back("@SCRATCH@cuda.o");
@@ -341,7 +403,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
 
     std::string key_material = "kernelbench-v1\n" + main_cpp + "\n--cu--\n" + cuda_cu + "\n" + torch.torch_version +
                                "\n" + CompilerIdentity("g++");
-    if (with_cuda) key_material += CompilerIdentity(backend.NativeCompiler());
+    if (with_cuda) key_material += CompilerIdentity(backend.NativeCompiler()) + slim_headers;
     for (const auto& cmd : job.commands) key_material += JoinCommand(cmd) + "\n";
     job.key = Sha256Hex(key_material);
     // Not part of the key: the object is the same with or without the PCH.
@@ -355,6 +417,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     };
 
     bool was_cached = false;
+    const std::string headers_before = result.torch_headers;
     const std::size_t log_mark = result.log.size();
     std::string artifact = RunJob(job, cache, options, result, was_cached);
     result.log.insert(log_mark, pch_log);
@@ -363,6 +426,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       if (pch->seconds > 0) result.phase_seconds["pch"] += pch->seconds;
     }
     result.cached = result.cached && was_cached;
+    if (headers_before == "fallback" || headers_before == "full") result.torch_headers = headers_before;
     if (artifact.empty()) {
       result.ok = false;
     } else {

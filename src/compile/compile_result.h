@@ -24,8 +24,12 @@ struct CompileResult {
   // commands; the compiles of one extension run at once, so they may add up
   // to more than `seconds`.
   std::map<std::string, double> phase_seconds;
-  std::string pch;       // kernelbench: "built" / "cached" when main.cpp used the torch PCH (compile/torch_pch.h).
-  std::string compiler;  // "g++", "nvcc+g++", "python" (syntax), ...
+  std::string pch;  // kernelbench: "built" / "cached" when main.cpp used the torch PCH (compile/torch_pch.h).
+  // kernelbench on cuda: which torch headers built cuda.cu: "slim"
+  // (include/anvil/slim_torch), "fallback" (the slim ones failed; torch's
+  // full headers, as load_inline), "full" (the slim ones were off).
+  std::string torch_headers;
+  std::string compiler;                 // "g++", "nvcc+g++", "python" (syntax), ...
   std::vector<Diagnostic> diagnostics;  // Mapped, deduplicated, capped.
   std::string summary;                  // Human text of the diagnostics.
   std::string log;                      // Full compiler output (also at log_path).

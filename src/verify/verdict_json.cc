@@ -39,7 +39,8 @@ json CompileJson(const CompileResult& c) {
           {"log_tail", tail},
           {"artifacts", artifacts},
           {"phase_seconds", c.phase_seconds},
-          {"pch", c.pch}};
+          {"pch", c.pch},
+          {"torch_headers", c.torch_headers}};
 }
 
 json RunJson(const RunGate& r) {
