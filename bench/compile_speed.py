@@ -146,8 +146,12 @@ def main():
         nat = anvil_compile(args.anvil, native, cache, args.backend)
         build = work / f"load_inline_{i}"
         build.mkdir()
+        # anvil builds for ANVIL_CUDA_ARCH (90); load_inline detects the GPU's, and needs it named where none is.
+        env = dict(os.environ)
+        sm = os.environ.get("ANVIL_CUDA_ARCH", "90")
+        env.setdefault("TORCH_CUDA_ARCH_LIST", f"{sm[:-1]}.{sm[-1]}")
         li = subprocess.run([args.python, "-c", LOAD_INLINE, str(src), str(build), args.backend, DECL],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
         if li.returncode != 0:
             sys.exit(f"load_inline failed:\n{li.stderr[-3000:]}")
         row = {"sample": i, "anvil_cold_s": cold["seconds"], "anvil_cold_phases": cold["phases"],

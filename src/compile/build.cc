@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "compile/compiler_run.h"
+#include "compile/nvcc_phases.h"
 #include "compile/torch_pch.h"
 #include "core/environment.h"
 #include "core/file_lock.h"
@@ -106,6 +107,8 @@ struct Job {
   // runs and only its log counts. The product's name: `first_try_used`.
   std::optional<std::pair<std::size_t, std::vector<std::string>>> first_try;
   std::string torch_headers;  // Without a first try: "full" for a CUDA build, "" otherwise.
+  // The nvcc compile, run in phases (compile/nvcc_phases.h).
+  std::optional<std::size_t> nvcc_command;
 };
 
 // Which headers built cuda.cu: a file in the artifact's folder, so a cached
@@ -156,16 +159,20 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       const std::vector<std::string> flags = job.first_flags();
       commands[0].insert(commands[0].begin() + 1, flags.begin(), flags.end());
     }
-    if (!job.first_try || job.first_try->first != i) return RunCompiler(commands[i], options.deadline);
+    auto compile = [&](const std::vector<std::string>& argv) {
+      if (job.nvcc_command != i) return RunCompiler(argv, options.deadline);
+      return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline);
+    };
+    if (!job.first_try || job.first_try->first != i) return compile(commands[i]);
     const std::vector<std::string> slim = in_scratch(job.first_try->second);
-    Result<CompilerRun> quick = RunCompiler(slim, options.deadline);
+    Result<CompilerRun> quick = compile(slim);
     if (quick.ok() && quick.value().ok) {
       commands[i] = slim;
       torch_headers = "slim";
       return quick;
     }
     // What the full headers say is what the candidate gets to read.
-    Result<CompilerRun> full = RunCompiler(commands[i], options.deadline);
+    Result<CompilerRun> full = compile(commands[i]);
     torch_headers = "fallback";
     if (full.ok()) {
       full.value().seconds += quick.ok() ? quick.value().seconds : 0;
@@ -380,6 +387,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       Append(nvcc, SafeFlags(ext.extra_cuda_cflags, &dropped));
       Append(nvcc, {"-c", "@SCRATCH@cuda.cu", "-o", "@SCRATCH@cuda.o"});
       job.torch_headers = "full";
+      job.nvcc_command = job.commands.size();
       if (!slim_headers.empty()) {
         std::vector<std::string> slim = {nvcc[0], "-I", SlimTorchDir().string(), "-DAT_PER_OPERATOR_HEADERS"};
         slim.insert(slim.end(), nvcc.begin() + 1, nvcc.end());

@@ -1,0 +1,161 @@
+#include "compile/nvcc_phases.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+#include <regex>
+#include <sstream>
+
+#include "core/files.h"
+#include "core/sha256.h"
+#include "core/subprocess.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kLogCap = 4 << 20;
+constexpr char kPhasesNote[] = "[anvil] nvcc's host front end and device steps ran at once (src/compile/nvcc_phases.h)";
+
+// The program a dry-run line runs: its first word, quotes and $VAR/ dropped.
+std::string Program(const std::string& line) {
+  std::string word = line.substr(0, line.find(' '));
+  word.erase(std::remove(word.begin(), word.end(), '"'), word.end());
+  return fs::path(word).filename().string();
+}
+
+// `--module_id_file_name "<path>"` in a dry-run line, or "".
+std::string ModuleIdFile(const std::string& line) {
+  static const std::regex kFlag("--module_id_file_name \"([^\"]+)\"");
+  std::smatch m;
+  return std::regex_search(line, m, kFlag) ? m[1].str() : "";
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A chain of dry-run lines as one `sh -c` script: stops at the first failure.
+std::string Script(const NvccPhases& phases, const std::vector<std::string>& lines) {
+  std::string script = "set -e\n";
+  for (const auto& [name, value] : phases.env) script += "export " + name + "=" + ShellQuote(value) + "\n";
+  for (const auto& line : lines) {
+    // nvcc ignores a failed clean-up; so does this.
+    script += (Program(line) == "rm" ? line + " || true" : line) + "\n";
+  }
+  return script;
+}
+
+Result<ProcessResult> RunScript(const std::string& script, std::chrono::steady_clock::time_point end) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.env = {{"LC_ALL", "C"}};
+  spec.output_cap = kLogCap;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+  spec.deadline = std::max(left, std::chrono::milliseconds(1));
+  return RunProcess(spec);
+}
+
+}  // namespace
+
+std::optional<NvccPhases> ParseNvccDryRun(const std::string& dry_run_err) {
+  static const std::regex kSimpleEnv("^([A-Za-z_][A-Za-z0-9_]*)=([^ \"']*)\\s*$");
+  static const std::regex kAnyEnv("^[A-Za-z_][A-Za-z0-9_]*=.*$");
+  NvccPhases phases;
+  std::vector<std::string> commands;
+  std::istringstream in(dry_run_err);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("#$ ", 0) != 0) continue;
+    line = line.substr(3);
+    std::smatch m;
+    if (std::regex_match(line, m, kSimpleEnv)) {
+      phases.env.emplace_back(m[1].str(), m[2].str());
+    } else if (!std::regex_match(line, kAnyEnv)) {
+      commands.push_back(line);
+    }
+    // Other assignments (INCLUDES="..." "...") are nvcc's own bookkeeping; the
+    // commands carry those flags spelled out.
+  }
+  // host preprocessor, cudafe++, device steps (cicc at least), host compiler.
+  if (commands.size() < 4 || Program(commands[1]) != "cudafe++") return std::nullopt;
+  if (commands[0].find(" -E ") == std::string::npos) return std::nullopt;
+  if (commands[1].find("--gen_module_id_file ") == std::string::npos) return std::nullopt;
+  phases.module_id_file = ModuleIdFile(commands[1]);
+  if (phases.module_id_file.empty()) return std::nullopt;
+  phases.final = commands.back();
+  if (phases.final.find(" -c ") == std::string::npos || Program(phases.final) == "cudafe++") return std::nullopt;
+  bool cicc_reads_it = false;
+  for (std::size_t i = 2; i + 1 < commands.size(); ++i) {
+    const std::string program = Program(commands[i]);
+    if (program == "cudafe++" || program == "nvlink") return std::nullopt;  // Not one plain compile.
+    if (program == "cicc" && ModuleIdFile(commands[i]) == phases.module_id_file.string()) cicc_reads_it = true;
+    phases.device.push_back(commands[i]);
+  }
+  if (!cicc_reads_it) return std::nullopt;
+  std::string cudafe = commands[1];
+  cudafe.erase(cudafe.find("--gen_module_id_file "), std::string("--gen_module_id_file ").size());
+  phases.host = {commands[0], cudafe};
+  return phases;
+}
+
+Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const fs::path& temp_dir,
+                                    std::chrono::seconds deadline) {
+  if (const char* off = std::getenv("ANVIL_NVCC_PHASES"); off != nullptr && std::string(off) == "0") {
+    return RunCompiler(argv, deadline);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + deadline;
+  std::error_code ec;
+  fs::create_directories(temp_dir, ec);
+  ProcessSpec dry;
+  dry.argv = argv;
+  dry.argv.push_back("-dryrun");
+  dry.env = {{"LC_ALL", "C"}, {"TMPDIR", temp_dir.string()}};
+  dry.deadline = std::chrono::seconds(30);
+  dry.output_cap = kLogCap;
+  auto listed = RunProcess(dry);
+  std::optional<NvccPhases> phases;
+  if (listed.ok() && listed.value().Succeeded()) phases = ParseNvccDryRun(listed.value().err);
+  if (!phases) {
+    (void)RemoveTree(temp_dir);
+    return RunCompiler(argv, deadline);
+  }
+
+  // Any name both front ends agree on will do; this one is unique per build
+  // (the command names the build folder).
+  std::string id = "_" + Sha256Hex(JoinCommand(argv)).substr(0, 8) + "_7_cuda_cu";
+  if (Status s = WriteFileAtomic(phases->module_id_file, id); !s.ok()) return s;
+  auto host = std::async(std::launch::async, [&] { return RunScript(Script(*phases, phases->host), end); });
+  auto device = RunScript(Script(*phases, phases->device), end);
+  auto front = host.get();
+  CompilerRun run;
+  run.log = std::string(kPhasesNote) + "\n";
+  bool ok = front.ok() && device.ok();
+  if (!front.ok()) run.log += "[anvil] " + front.message() + "\n";
+  if (!device.ok()) run.log += "[anvil] " + device.message() + "\n";
+  if (ok) {
+    // As nvcc: the host front end's messages; the device steps' only if it got
+    // that far (the shared front end repeats the host's errors otherwise).
+    run.log += front.value().out + front.value().err;
+    if (front.value().Succeeded()) run.log += device.value().out + device.value().err;
+    run.timed_out = front.value().timed_out || device.value().timed_out;
+    ok = front.value().Succeeded() && device.value().Succeeded();
+  }
+  if (ok) {
+    auto last = RunScript(Script(*phases, {phases->final}), end);
+    if (!last.ok()) return last.status();
+    run.log += last.value().out + last.value().err;
+    run.timed_out = last.value().timed_out;
+    ok = last.value().Succeeded();
+  }
+  (void)RemoveTree(temp_dir);
+  run.ok = ok;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (run.timed_out) run.log += "\n[anvil] compiler timed out after " + std::to_string(deadline.count()) + " s\n";
+  return run;
+}
+
+}  // namespace anvil
