@@ -12,10 +12,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -138,11 +140,104 @@ bool RemountLineReadOnly(char* line, const std::vector<std::string>& writable) {
   return ::mount(nullptr, point, nullptr, flags, nullptr) == 0;
 }
 
-// In the child's private mount namespace: the writable folders bound onto
-// themselves (mounts of their own), then every other mount read-only.
+// Creates `path`'s missing folders (and the last one a folder or, when
+// `file`, an empty file). Async-signal-safe.
+bool MakePath(const char* path, bool file) {
+  char buf[PATH_MAX];
+  const std::size_t n = std::strlen(path);
+  if (n == 0 || n >= sizeof(buf)) return false;
+  std::memcpy(buf, path, n + 1);
+  for (std::size_t i = 1; i <= n; ++i) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    const char saved = buf[i];
+    buf[i] = '\0';
+    if (i == n && file) {
+      const int fd = ::open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0) return false;
+      ::close(fd);
+    } else if (::mkdir(buf, 0700) != 0 && errno != EEXIST) {
+      return false;
+    }
+    buf[i] = saved;
+  }
+  return true;
+}
+
+// /proc/self/fd/<fd> into `buf` (at least 32 bytes). Async-signal-safe.
+void FdPath(int fd, char* buf) {
+  char digits[16];
+  int k = 0;
+  do {
+    digits[k++] = static_cast<char>('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0 && k < 15);
+  std::memcpy(buf, "/proc/self/fd/", 14);
+  for (int i = 0; i < k; ++i) buf[14 + i] = digits[k - 1 - i];
+  buf[14 + k] = '\0';
+}
+
+// /dev/shm holds every job's memory-backed scratch folder: the child gets an
+// empty one of its own (the driver and Python may still make files there),
+// with its own paths there bound back in where they were: `writable` as they
+// are, `readable` read-only. Async-signal-safe.
+bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std::string>& readable) {
+  struct stat shm;
+  if (::stat("/dev/shm", &shm) != 0) return true;  // Nothing to share.
+  constexpr int kMaxKept = 64;
+  int fds[kMaxKept];
+  const char* paths[kMaxKept];
+  bool is_file[kMaxKept];
+  bool read_only[kMaxKept];
+  int kept = 0;
+  bool ok = true;
+  for (const auto* list : {&writable, &readable}) {
+    for (const auto& p : *list) {
+      if (!Under(p.c_str(), "/dev/shm") || std::strcmp(p.c_str(), "/dev/shm") == 0) continue;
+      const int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
+      if (fd < 0) continue;  // Not there: nothing to keep.
+      struct stat st;
+      if (kept == kMaxKept || ::fstat(fd, &st) != 0) {
+        ::close(fd);
+        ok = false;
+        continue;
+      }
+      fds[kept] = fd;
+      paths[kept] = p.c_str();
+      read_only[kept] = list == &readable;
+      is_file[kept++] = !S_ISDIR(st.st_mode);
+    }
+  }
+  ok = ok && ::mount("anvil-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") == 0;
+  for (int i = 0; i < kept; ++i) {
+    char from[32];
+    FdPath(fds[i], from);
+    ok = ok && MakePath(paths[i], is_file[i]) && ::mount(from, paths[i], nullptr, MS_BIND | MS_REC, nullptr) == 0;
+    if (ok && read_only[i]) {
+      // A user namespace may not drop the flags the mount had: keep them.
+      struct statvfs was;
+      unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+      if (::fstatvfs(fds[i], &was) == 0) {
+        if (was.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+        if (was.f_flag & ST_NODEV) flags |= MS_NODEV;
+        if (was.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+        if (was.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+        if (was.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+        if (was.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+      }
+      ok = ::mount(nullptr, paths[i], nullptr, flags, nullptr) == 0;
+    }
+    ::close(fds[i]);
+  }
+  return ok;
+}
+
+// In the child's private mount namespace: a private /dev/shm, the writable
+// folders bound onto themselves (mounts of their own), then every other mount
+// read-only.
 // Async-signal-safe (the child of a threaded parent): no allocation, the
 // table read through a fixed buffer. True when every remount took.
-bool MakeMountsReadOnly(const std::vector<std::string>& writable) {
+bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vector<std::string>& shm_readable) {
+  if (!PrivateShm(writable, shm_readable)) return false;
   for (const auto& w : writable) {
     if (Under(w.c_str(), "/dev") || Under(w.c_str(), "/proc") || Under(w.c_str(), "/sys")) continue;
     if (::mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
@@ -301,6 +396,9 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
   box->gid_map_ = std::to_string(box->gid_) + " " + std::to_string(box->gid_) + " 1\n";
   for (const auto& p : policy.hidden) box->hidden_.push_back(p.string());
   for (const auto& p : policy.read_write) box->writable_.push_back(p.string());
+  for (const auto& p : policy.read_only) {
+    if (Under(p.c_str(), "/dev/shm")) box->shm_readable_.push_back(p.string());
+  }
   if (!policy.confine_files) return std::shared_ptr<const Sandbox>(box);
   box->landlock_abi_ = LandlockAbi();
   if (box->landlock_abi_ <= 0) return std::shared_ptr<const Sandbox>(box);
@@ -334,6 +432,7 @@ std::string Sandbox::Describe() const {
                       {"gid_map", gid_map_},
                       {"hidden", hidden_},
                       {"writable", writable_},
+                      {"shm_readable", shm_readable_},
                       {"read_only_mounts", policy_.read_only_mounts},
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
@@ -352,6 +451,7 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->gid_map_ = j.at("gid_map").get<std::string>();
     box->hidden_ = j.at("hidden").get<std::vector<std::string>>();
     box->writable_ = j.at("writable").get<std::vector<std::string>>();
+    box->shm_readable_ = j.at("shm_readable").get<std::vector<std::string>>();
     box->policy_.read_only_mounts = j.at("read_only_mounts").get<bool>();
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
@@ -398,7 +498,7 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
                 all;
         }
         if (all && !hidden_.empty()) layers |= kSandboxHidden;
-        if (policy_.read_only_mounts && MakeMountsReadOnly(writable_)) layers |= kSandboxReadOnly;
+        if (policy_.read_only_mounts && MakeMountsReadOnly(writable_, shm_readable_)) layers |= kSandboxReadOnly;
       }
     } else if (net && ::unshare(CLONE_NEWNET) == 0) {
       layers |= kSandboxNetNs;

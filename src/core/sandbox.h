@@ -100,8 +100,9 @@ class Sandbox {
   gid_t gid_ = 0;
   std::string uid_map_;
   std::string gid_map_;
-  std::vector<std::string> hidden_;    // c_str()s used in the child.
-  std::vector<std::string> writable_;  // The read_write folders, for read_only_mounts.
+  std::vector<std::string> hidden_;        // c_str()s used in the child.
+  std::vector<std::string> writable_;      // The read_write folders, for read_only_mounts.
+  std::vector<std::string> shm_readable_;  // The read_only paths under /dev/shm, bound into a private one.
 };
 
 }  // namespace anvil

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -161,6 +162,52 @@ TEST_F(SandboxTest, WritesOutsideTheScratchFailEvenWithoutLandlock) {
   policy.read_only_mounts = false;
   EXPECT_TRUE(Run({"/usr/bin/touch", (dir_ / "allowed/planted.py").string()}, policy).Succeeded());
   EXPECT_TRUE(fs::exists(dir_ / "allowed/planted.py"));
+}
+
+bool Under(const fs::path& path, const std::string& dir) { return path.string().rfind(dir + "/", 0) == 0; }
+
+TEST_F(SandboxTest, WithoutLandlockTheChildGetsADevShmOfItsOwnWithItsScratchInIt) {
+  // Another job's memory-backed scratch, and this child's own.
+  const fs::path other = MakeScratchDir("anvil-test-other-", 1).value();
+  const fs::path own = MakeScratchDir("anvil-test-own-", 1).value();
+  if (!Under(other, "/dev/shm") || !Under(own, "/dev/shm")) {
+    (void)RemoveTree(other);
+    (void)RemoveTree(own);
+    GTEST_SKIP() << "no /dev/shm scratch on this machine";
+  }
+  ASSERT_TRUE(WriteFileAtomic(other / "out0.bin", "their outputs").ok());
+  // A streamed task's inputs: in the memory-backed work folder, readable only.
+  fs::create_directories(other / "inputs");
+  ASSERT_TRUE(WriteFileAtomic(other / "inputs" / "in0.bin", "inputs").ok());
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;
+  policy.read_write.push_back(own);
+  policy.read_only.push_back(other / "inputs");
+  const std::string script = "read -r x < " + (other / "inputs/in0.bin").string() + "; echo \"$x\"; echo changed > " +
+                             (other / "inputs/in0.bin").string() + "; echo /dev/shm/*; echo planted > " +
+                             (other / "out0.bin").string() + "; echo mine > " + (own / "mine.txt").string() +
+                             "; echo loose > /dev/shm/anvil-test-loose-" + std::to_string(::getpid());
+  ProcessResult r = Run({"/bin/sh", "-c", script}, policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  EXPECT_TRUE(r.sandbox_layers & kSandboxReadOnly) << r.Describe();
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_EQ(r.out.rfind("inputs\n", 0), 0u) << r.out;                          // Its inputs, read where they are...
+  EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << r.err;  // ...and not written.
+  EXPECT_EQ(ReadFile(other / "inputs" / "in0.bin").value(), "inputs");
+  EXPECT_EQ(r.out.find("out0.bin"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(other.filename().string() + "\n"), std::string::npos) << r.out;  // Only its own paths.
+  EXPECT_EQ(ReadFile(other / "out0.bin").value(), "their outputs");
+  auto mine = ReadFile(own / "mine.txt");
+  EXPECT_TRUE(mine.ok() && mine.value() == "mine\n") << mine.message();  // Its own scratch works, at the same path.
+  const fs::path loose = "/dev/shm/anvil-test-loose-" + std::to_string(::getpid());
+  EXPECT_FALSE(fs::exists(loose));  // Gone with the child's namespace.
+  // Without the layer the other job's file is overwritten: the test can fail.
+  policy.read_only_mounts = false;
+  EXPECT_TRUE(Run({"/bin/sh", "-c", script}, policy).Succeeded());
+  EXPECT_EQ(ReadFile(other / "out0.bin").value(), "planted\n");
+  (void)RemoveTree(other);
+  (void)RemoveTree(own);
+  (void)fs::remove(loose);
 }
 
 TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {
