@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/left_folders.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"anvil: compile, run, check and time candidate kernels against PyTorch references"};
@@ -14,6 +15,11 @@ int main(int argc, char** argv) {
   anvil::RegisterKernelbench(app, exit_code);
   anvil::RegisterSandboxCheck(app, exit_code);
   anvil::RegisterBench(app, exit_code);
+  // What killed anvil processes left in /tmp and /dev/shm (a run's trial data).
+  if (const anvil::SweptFolders swept = anvil::SweepLeftFolders(); swept.folders > 0) {
+    std::fprintf(stderr, "anvil: removed %d folder(s) (%.1f MB) that killed anvil processes had left behind\n",
+                 swept.folders, static_cast<double>(swept.bytes) / 1e6);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

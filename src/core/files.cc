@@ -23,6 +23,9 @@ constexpr std::string_view kTempSuffixTemplate = "XXXXXX";
 constexpr const char* kDefaultTempRoot = "/tmp";
 constexpr const char* kMemoryScratchRoot = "/dev/shm";
 
+// "<pid>-": whose folder it is, for SweepLeftFolders (core/left_folders.h).
+std::string OwnerTag() { return std::to_string(::getpid()) + "-"; }
+
 std::string ErrnoMessage(std::string_view what, const std::filesystem::path& path, int err) {
   return std::string(what) + " " + path.string() + ": " + std::strerror(err);
 }
@@ -111,7 +114,7 @@ Result<std::filesystem::path> MakeTempDir(std::string_view prefix) {
   }
   const char* env_root = std::getenv("TMPDIR");
   const std::filesystem::path root = (env_root != nullptr && env_root[0] != '\0') ? env_root : kDefaultTempRoot;
-  std::string name = (root / std::string(prefix)).string() + std::string(kTempSuffixTemplate);
+  std::string name = (root / std::string(prefix)).string() + OwnerTag() + std::string(kTempSuffixTemplate);
   if (::mkdtemp(name.data()) == nullptr) {
     return Status::Error(ErrnoMessage("cannot create temporary directory", name, errno));
   }
@@ -130,7 +133,7 @@ Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintm
   } else {
     return MakeTempDir(prefix);
   }
-  std::string name = (root / std::string(prefix)).string() + std::string(kTempSuffixTemplate);
+  std::string name = (root / std::string(prefix)).string() + OwnerTag() + std::string(kTempSuffixTemplate);
   if (::mkdtemp(name.data()) == nullptr) {
     return Status::Error(ErrnoMessage("cannot create scratch directory", name, errno));
   }

@@ -20,9 +20,10 @@ Result<std::string> ReadFile(const std::filesystem::path& path);
 // The parent directory must exist. On error the temporary file is removed.
 Status WriteFileAtomic(const std::filesystem::path& path, std::string_view data);
 
-// Creates a fresh private (0700) directory named `<prefix>XXXXXX` under
+// Creates a fresh private (0700) directory named `<prefix><pid>-XXXXXX` under
 // $TMPDIR, or /tmp when $TMPDIR is unset or empty. The caller owns it and
-// removes it (RemoveTree). `prefix` must not contain '/'.
+// removes it (RemoveTree); a process killed first leaves it to the next
+// anvil (core/left_folders.h). `prefix` must not contain '/'.
 Result<std::filesystem::path> MakeTempDir(std::string_view prefix);
 
 // Like MakeTempDir, for scratch data of about `bytes_needed` bytes (trial

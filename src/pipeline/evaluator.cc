@@ -8,6 +8,7 @@
 
 #include "compile/extract.h"
 #include "core/files.h"
+#include "core/left_folders.h"
 #include "core/sandbox.h"
 #include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
@@ -346,6 +347,7 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
       if (!keep) (void)RemoveTree(dir);
     }
   } remove_work{work, options_.keep_work};
+  if (options_.keep_work) (void)WriteFileAtomic(work / kKeptMarker, "kept by --keep-work: not swept\n");
   const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, v);
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
