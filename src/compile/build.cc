@@ -104,7 +104,7 @@ struct Job {
   std::function<std::vector<std::string>()> first_flags;
   // A quicker build of one compile (nvcc with anvil's slim torch headers,
   // include/anvil/slim_torch): tried first; when it fails, the command itself
-  // runs and only its log counts. The product's name: `first_try_used`.
+  // runs and only its log counts. `torch_headers` then says which built it.
   std::optional<std::pair<std::size_t, std::vector<std::string>>> first_try;
   std::string torch_headers;  // Without a first try: "full" for a CUDA build, "" otherwise.
   // The nvcc compile, run in phases (compile/nvcc_phases.h).
@@ -166,7 +166,8 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     if (!job.first_try || job.first_try->first != i) return compile(commands[i]);
     const std::vector<std::string> slim = in_scratch(job.first_try->second);
     Result<CompilerRun> quick = compile(slim);
-    if (quick.ok() && quick.value().ok) {
+    // Built, or out of time: the full headers are more of the same work.
+    if (quick.ok() && (quick.value().ok || quick.value().timed_out)) {
       commands[i] = slim;
       torch_headers = "slim";
       return quick;
