@@ -176,7 +176,10 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     Result<CompilerRun> full = compile(commands[i]);
     torch_headers = "fallback";
     if (full.ok()) {
-      full.value().seconds += quick.ok() ? quick.value().seconds : 0;
+      if (quick.ok()) {
+        full.value().seconds += quick.value().seconds;
+        for (const auto& [step, seconds] : quick.value().step_seconds) full.value().step_seconds[step] += seconds;
+      }
       full.value().log = "[anvil] the slim torch headers did not build this source (" +
                          std::string(quick.ok() ? "compiler errors" : quick.message()) +
                          "); built with torch's full headers, as load_inline does\n" + full.value().log;
@@ -196,6 +199,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       continue;
     }
     if (i < job.phases.size()) result.phase_seconds[job.phases[i]] += ran.value().seconds;
+    for (const auto& [step, seconds] : ran.value().step_seconds) result.phase_seconds[step] += seconds;
     log += ran.value().log;
     failed = failed || !ran.value().ok;
   }

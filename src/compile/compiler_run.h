@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct CompilerRun {
   bool timed_out = false;
   double seconds = 0;
   std::string log;  // stdout + stderr.
+  // Parts of `seconds` by step, where the compile reports them (nvcc in
+  // phases: "nvcc_host_front", "nvcc_device", "nvcc_host_compile").
+  std::map<std::string, double> step_seconds;
 };
 
 // Error only when the compiler could not be started (e.g. not installed).

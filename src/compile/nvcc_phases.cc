@@ -132,6 +132,8 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
   auto device = RunScript(Script(*phases, phases->device), end);
   auto front = host.get();
   CompilerRun run;
+  if (front.ok()) run.step_seconds["nvcc_host_front"] = front.value().wall_seconds;
+  if (device.ok()) run.step_seconds["nvcc_device"] = device.value().wall_seconds;
   run.log = std::string(kPhasesNote) + "\n";
   bool ok = front.ok() && device.ok();
   if (!front.ok()) run.log += "[anvil] " + front.message() + "\n";
@@ -147,6 +149,7 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
   if (ok) {
     auto last = RunScript(Script(*phases, {phases->final}), end);
     if (!last.ok()) return last.status();
+    run.step_seconds["nvcc_host_compile"] = last.value().wall_seconds;
     run.log += last.value().out + last.value().err;
     run.timed_out = last.value().timed_out;
     ok = last.value().Succeeded();

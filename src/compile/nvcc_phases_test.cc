@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backend/backend.h"
 #include "core/files.h"
 #include "core/subprocess.h"
@@ -109,6 +111,15 @@ TEST_F(NvccPhasesBuildTest, BuildsTheSameDeviceCodeAsNvcc) {
   ASSERT_TRUE(phased.ok()) << phased.message();
   ASSERT_TRUE(phased.value().ok) << phased.value().log;
   EXPECT_NE(phased.value().log.find("ran at once"), std::string::npos) << phased.value().log;
+  // The steps' times, for the verdict: the two front ends overlap, the host compile comes after both.
+  const auto& steps = phased.value().step_seconds;
+  ASSERT_EQ(steps.size(), 3u);
+  for (const char* step : {"nvcc_host_front", "nvcc_device", "nvcc_host_compile"}) {
+    ASSERT_TRUE(steps.count(step)) << step;
+    EXPECT_GT(steps.at(step), 0) << step;
+  }
+  EXPECT_LE(std::max(steps.at("nvcc_host_front"), steps.at("nvcc_device")) + steps.at("nvcc_host_compile"),
+            phased.value().seconds);
   EXPECT_FALSE(fs::exists(dir_ / "tmp"));  // nvcc's intermediate files are gone.
   auto plain = RunCompiler(Compile("plain.o"), std::chrono::seconds(120));
   ASSERT_TRUE(plain.ok() && plain.value().ok);

@@ -79,6 +79,9 @@ def test_slim_headers_build_the_same_device_code_as_the_full_ones(tmp_path):
     path = candidate(tmp_path, "slim_relu", LAUNCH)
     slim = compile_gate(path)
     assert slim["torch_headers"] == "slim", slim["log_tail"][-3000:]
+    # nvcc ran in phases (src/compile/nvcc_phases.h), and the verdict has their times.
+    assert "ran at once" in slim["log_tail"]
+    assert all(slim["phase_seconds"][k] > 0 for k in ("nvcc_host_front", "nvcc_device", "nvcc_host_compile"))
     assert "-DAT_PER_OPERATOR_HEADERS" in slim["log_tail"] and "slim_torch" in slim["log_tail"]
     full = compile_gate(path, slim=False)
     assert full["torch_headers"] == "full"
