@@ -101,6 +101,19 @@ def main():
     import anvil_py.candidate_worker
     import anvil_py.task_worker  # noqa: F401
 
+    # ...and torch.utils.cpp_extension, which every candidate worker patches (load_inline): it imports setuptools,
+    # 0.45 s a child on the CPU machine, in the extraction and again in the run. Its warning about a missing CUDA
+    # runtime (a CPU machine) concerns compiling, which no worker does: not for anvil's stderr.
+    import logging
+    cpp_log = logging.getLogger("torch.utils.cpp_extension")
+    level = cpp_log.level
+    cpp_log.setLevel(logging.ERROR)
+    try:
+        import torch.utils.cpp_extension  # noqa: F401
+    except ImportError:
+        pass  # Each worker then imports it itself, and reports what is missing.
+    cpp_log.setLevel(level)
+
     # ...and with what torch loads lazily on first use (the first op under a dispatch mode took 1 s): CPU only.
     with anvil_py.candidate_worker._AtenTrace():
         torch.ones(4).relu().sum()
