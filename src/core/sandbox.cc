@@ -183,7 +183,7 @@ void FdPath(int fd, char* buf) {
 bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std::string>& readable) {
   struct stat shm;
   if (::stat("/dev/shm", &shm) != 0) return true;  // Nothing to share.
-  constexpr int kMaxKept = 64;
+  constexpr int kMaxKept = 256;                    // A task's input sets (trials, timing sets) and files.
   int fds[kMaxKept];
   const char* paths[kMaxKept];
   bool is_file[kMaxKept];
@@ -194,7 +194,12 @@ bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std:
     for (const auto& p : *list) {
       if (!Under(p.c_str(), "/dev/shm") || std::strcmp(p.c_str(), "/dev/shm") == 0) continue;
       const int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
-      if (fd < 0) continue;  // Not there: nothing to keep.
+      if (fd < 0) {
+        // Not there: nothing to keep. Otherwise no private /dev/shm: the
+        // child must still reach its own paths.
+        if (errno != ENOENT) ok = false;
+        continue;
+      }
       struct stat st;
       if (kept == kMaxKept || ::fstat(fd, &st) != 0) {
         ::close(fd);
