@@ -242,7 +242,8 @@ bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std:
 // Async-signal-safe (the child of a threaded parent): no allocation, the
 // table read through a fixed buffer. True when every remount took.
 bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vector<std::string>& shm_readable) {
-  if (!PrivateShm(writable, shm_readable)) return false;
+  // Without a private /dev/shm the rest still applies; the layer is then reported missing.
+  const bool private_shm = PrivateShm(writable, shm_readable);
   for (const auto& w : writable) {
     if (Under(w.c_str(), "/dev") || Under(w.c_str(), "/proc") || Under(w.c_str(), "/sys")) continue;
     if (::mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
@@ -272,7 +273,7 @@ bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vec
     }
   }
   ::close(fd);
-  return all;
+  return all && private_shm;
 }
 
 bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
