@@ -20,8 +20,6 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kLogTailLines = 40;
-
 fs::path SlimTorchDir() { return SourceDir() / "include" / "anvil" / "slim_torch"; }
 
 // The slim torch headers' text, read once; "" when ANVIL_SLIM_HEADERS=0 or
