@@ -5,7 +5,8 @@
 #   SET=all: the 19 L1/L2 candidates (7 of them on multi-GB, streamed tasks)
 # Env: ANVIL_BIN (default build/anvil), ANVIL_KERNELBENCH (the KernelBench problems), OUT (results; default
 # bench-out), JOBS (run slots, 2), CJOBS (compiles ahead; default half the cores), SAMPLE (stock-path sample, 3),
-# BENCH_LIMIT (seconds, 540), COPIES (each candidate this many times, 1). Results of earlier runs: bench/results/throughput_h200.md.
+# BENCH_LIMIT (seconds, 540), COPIES (each candidate this many times, 1), FLAGS (more bench flags, e.g. --no-stock, or
+# --no-anvil for more stock samples in a call of their own). Results of earlier runs: bench/results/throughput_h200.md.
 set -u
 cd "$(dirname "$0")/../.."
 export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -35,12 +36,12 @@ echo "$(ls "$R" | wc -l) candidates"
 LOGGER=$!
 start=$(date +%s)
 timeout "${BENCH_LIMIT:-540}" "$A" bench throughput --run "$R" --kernelbench "$KB" --backend cuda -j "${JOBS:-2}" \
-  ${CJOBS:+--compile-jobs $CJOBS} --gpus 1 --work "$W" --timeout 30 --stock-sample "${SAMPLE:-3}" --stock-timeout 120 \
+  ${CJOBS:+--compile-jobs $CJOBS} --gpus 1 --work "$W" --timeout 30 --stock-sample "${SAMPLE:-3}" --stock-timeout 120 ${FLAGS:-} \
   --json-out "$OUT/throughput.json" --md-out "$OUT/throughput.md" > "$OUT/bench_stdout.txt" 2> "$OUT/bench_stderr.txt"
 echo "bench rc=$? $(( $(date +%s) - start )) s"
 kill $LOGGER 2>/dev/null
 cat "$OUT/throughput.md" 2>/dev/null
-cp "$W"/cold_verdicts.jsonl "$W"/warm_verdicts.jsonl "$OUT"/ 2>/dev/null
+cp "$W"/cold_verdicts.jsonl "$W"/warm_verdicts.jsonl "$W"/stock_outcomes.jsonl "$OUT"/ 2>/dev/null
 OUT=$OUT python3 - <<'PY'
 import json, os, re
 out = os.environ["OUT"]

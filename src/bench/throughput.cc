@@ -127,6 +127,15 @@ StockOutcome RunStock(const Job& job, const Backend& backend, const ThroughputOp
   return s;
 }
 
+json StockJson(const StockOutcome& s) {
+  return {{"compiled", s.compiled},
+          {"correct", s.correct},
+          {"seconds", s.seconds},
+          {"phases", s.phases},
+          {"runtime_ms", s.runtime_ms ? json(*s.runtime_ms) : json(nullptr)},
+          {"error", s.error}};
+}
+
 // Writes each verdict to `log` as it is reported (in job order), so a pass cut
 // short still leaves what it decided.
 std::vector<Verdict> AnvilPass(const std::vector<Evaluator*>& evaluators, const std::vector<Job>& jobs,
@@ -276,6 +285,7 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   report.compile_ahead = batch.compile_ahead;
   const int n = static_cast<int>(jobs.size());
   for (const char* name : {"anvil_cold", "anvil_warm"}) {
+    if (!o.anvil) break;
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
     std::vector<Verdict> verdicts =
@@ -296,12 +306,18 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
     std::vector<bool> chosen(n, false);
     for (int i = 0; i < k; ++i) chosen[static_cast<std::size_t>(i) * n / k] = true;
     report.stock.resize(n);
+    // Each outcome is logged as it comes, so a run cut short still leaves the ones it timed.
+    std::ofstream log(o.work / "stock_outcomes.jsonl", std::ios::trunc);
     GpuSampler sampler(backend, 1);
     const auto start = Clock::now();
     int done = 0;
     for (int i = 0; i < n; ++i) {
       if (!chosen[i]) continue;
       report.stock[i] = RunStock(jobs[i], backend, o, o.work / "stock" / std::to_string(i));
+      json line = StockJson(report.stock[i]);
+      line["candidate"] = jobs[i].candidate.string();
+      line["elapsed"] = Since(start);
+      log << line.dump() << std::endl;
       if (progress) progress("stock", ++done, k);
     }
     BenchPass pass = Pass("stock", Since(start), k);
@@ -410,13 +426,7 @@ std::string ThroughputJson(const ThroughputReport& r) {
     if (i < r.cold.size()) c["anvil_cold"] = {{"status", StatusName(r.cold[i].status)}, {"seconds", r.cold[i].seconds}};
     if (i < r.warm.size()) c["anvil_warm"] = {{"status", StatusName(r.warm[i].status)}, {"seconds", r.warm[i].seconds}};
     if (i < r.stock.size() && r.stock[i].ran) {
-      const StockOutcome& s = r.stock[i];
-      c["stock"] = {{"compiled", s.compiled},
-                    {"correct", s.correct},
-                    {"seconds", s.seconds},
-                    {"phases", s.phases},
-                    {"runtime_ms", s.runtime_ms ? json(*s.runtime_ms) : json(nullptr)},
-                    {"error", s.error}};
+      c["stock"] = StockJson(r.stock[i]);
     }
     candidates.push_back(c);
   }

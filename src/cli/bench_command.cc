@@ -23,6 +23,7 @@ struct BenchArgs : EvalFlags {
   std::string json_out;
   std::string md_out;
   bool no_stock = false;
+  bool no_anvil = false;
   double stock_timeout = 900;
   int stock_trials = 5;
   int stock_iters = 100;
@@ -67,6 +68,11 @@ int Run(const BenchArgs& a) {
   }
   ThroughputOptions t;
   t.stock = !a.no_stock;
+  t.anvil = !a.no_anvil;
+  if (!t.stock && !t.anvil) {
+    std::fprintf(stderr, "anvil bench throughput: --no-stock and --no-anvil leave nothing to run\n");
+    return kExitUsage;
+  }
   t.stock_deadline = std::chrono::seconds(static_cast<int64_t>(a.stock_timeout));
   t.stock_trials = a.stock_trials;
   t.stock_iters = a.stock_iters;
@@ -143,6 +149,9 @@ void RegisterBench(CLI::App& app, int& exit_code) {
   cmd->add_option("--json-out", args->json_out, "Write the report as JSON here");
   cmd->add_option("--md-out", args->md_out, "Write the report as Markdown here");
   cmd->add_flag("--no-stock", args->no_stock, "Skip the stock path");
+  cmd->add_flag("--no-anvil", args->no_anvil,
+                "Skip anvil's passes: the stock path only (more stock samples in a run of their own; each outcome "
+                "is logged to <work>/stock_outcomes.jsonl as it comes)");
   cmd->add_option("--stock-timeout", args->stock_timeout, "Seconds per candidate on the stock path")
       ->capture_default_str();
   cmd->add_option("--stock-trials", args->stock_trials, "Correctness trials on the stock path")->capture_default_str();

@@ -44,6 +44,9 @@ def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
     assert all(x["anvil_cold"]["status"] == "pass" and x["anvil_warm"]["status"] == "pass" for x in (first, second))
     assert c["stock"]["compiled"] and c["stock"]["correct"] and c["stock"]["error"] == "", c["stock"]
     assert c["stock"]["phases"]["compile"] > 1  # load_inline built the extension from scratch.
+    # Each stock outcome is also logged as it comes (a run cut short keeps them).
+    logged = [json.loads(line) for line in (tmp_path / "work" / "stock_outcomes.jsonl").read_text().splitlines()]
+    assert [x["candidate"] for x in logged] == [first["candidate"]] and logged[0]["correct"], logged
     cold, warm = r["stages_cold"], r["stages_warm"]
     # Both built cold (no shared build), neither warm (the artifact cache).
     cold_verdicts = [json.loads(line) for line in (tmp_path / "work" / "cold_verdicts.jsonl").read_text().splitlines()]
@@ -63,3 +66,5 @@ def test_throughput_needs_load_inline_candidates_and_a_fresh_work_folder(tmp_pat
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
                      str(tmp_path / "work"))
     assert proc.returncode == 2 and "needs a fresh --work" in proc.stderr
+    proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--no-stock", "--no-anvil")
+    assert proc.returncode == 2 and "leave nothing to run" in proc.stderr
