@@ -92,6 +92,23 @@ def _child(request, fds, sandbox_lib):
         os._exit(code)
 
 
+def _fork_keeps_cuda():
+    """Whether a child forked now may still initialize CUDA (torch marks it a 'bad fork' otherwise)."""
+    import torch
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(w, b"1" if torch.cuda._is_in_bad_fork() else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    answer = os.read(r, 1)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return answer == b"0"
+
+
 def main():
     sandbox_lib = ctypes.CDLL(sys.argv[1])
     sandbox_lib.anvil_sandbox_enter.restype = ctypes.c_uint32
@@ -102,23 +119,30 @@ def main():
     import anvil_py.task_worker  # noqa: F401
 
     # ...and torch.utils.cpp_extension, which every candidate worker patches (load_inline): it imports setuptools,
-    # 0.45 s a child on the CPU machine, in the extraction and again in the run. Its warning about a missing CUDA
-    # runtime (a CPU machine) concerns compiling, which no worker does: not for anvil's stderr.
-    import logging
-    cpp_log = logging.getLogger("torch.utils.cpp_extension")
-    level = cpp_log.level
-    cpp_log.setLevel(logging.ERROR)
+    # 0.45 s a child on the CPU machine, in the extraction and again in the run. Its import asks
+    # torch.cuda.is_available() (only to warn when there is no CUDA runtime), and that call initializes the CUDA
+    # driver: every child forked after it fails at its first CUDA call ("Cannot re-initialize CUDA in forked
+    # subprocess"). So it is answered without the driver for the import; the warning concerns compiling, which no
+    # worker does.
+    is_available = torch.cuda.is_available
+    torch.cuda.is_available = lambda: True
     try:
         import torch.utils.cpp_extension  # noqa: F401
     except ImportError:
         pass  # Each worker then imports it itself, and reports what is missing.
-    cpp_log.setLevel(level)
+    finally:
+        torch.cuda.is_available = is_available
 
     # ...and with what torch loads lazily on first use (the first op under a dispatch mode took 1 s): CPU only.
     with anvil_py.candidate_worker._AtenTrace():
         torch.ones(4).relu().sum()
 
     sock = socket.socket(fileno=3)
+    # Whatever the imports above did (another torch may touch CUDA elsewhere), a child that could not use CUDA
+    # must not be forked from here: anvil then starts each worker on its own.
+    if not _fork_keeps_cuda():
+        sock.send(b'{"ready": false, "error": "CUDA was initialized in the zygote: its children could not use it"}')
+        os._exit(1)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)

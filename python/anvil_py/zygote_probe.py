@@ -1,5 +1,6 @@
 """A worker for the zygote's own tests (src/core/zygote_test.cc): `7` writes "fd-3!" to fd 3, says whether its
-working folder holds marker.txt, and exits 7; `sleep` sleeps for a minute; `kill-parent` kills its parent."""
+working folder holds marker.txt, and exits 7; `sleep` sleeps for a minute; `kill-parent` kills its parent;
+`cuda-fork` says whether it could still use CUDA (not a "bad fork" in torch's words)."""
 
 import os
 import sys
@@ -8,6 +9,10 @@ import time
 if __name__ == "__main__":
     if sys.argv[1:] == ["sleep"]:
         time.sleep(60)
+        sys.exit(0)
+    if sys.argv[1:] == ["cuda-fork"]:
+        import torch
+        print("bad fork" if torch.cuda._is_in_bad_fork() else "clean fork")
         sys.exit(0)
     if sys.argv[1:] == ["kill-parent"]:
         os.kill(os.getppid(), 9)

@@ -114,8 +114,16 @@ std::unique_ptr<Zygote> Zygote::Start() {
   pollfd p = {z->sock_, POLLIN, 0};
   const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout).count());
   std::string hello = poll(&p, 1, ms) > 0 ? Receive(z->sock_) : "";
-  if (hello.find("ready") == std::string::npos) {
-    std::fprintf(stderr, "anvil: the Python zygote did not start: Python workers are started one by one (slower)\n");
+  if (hello.find("\"ready\": true") == std::string::npos) {
+    // {"ready": false, "error": "..."}: why it refused (no quotes inside).
+    std::string why;
+    const std::string key = "\"error\": \"";
+    if (const auto at = hello.find(key); at != std::string::npos) {
+      const auto from = at + key.size();
+      why = " (" + hello.substr(from, hello.find('"', from) - from) + ")";
+    }
+    std::fprintf(stderr, "anvil: the Python zygote did not start%s: Python workers are started one by one (slower)\n",
+                 why.c_str());
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     close(z->sock_);

@@ -64,6 +64,17 @@ TEST_F(ZygoteTest, WorkersForkedByTheZygoteGetTheirArgumentsFoldersDescriptorsAn
   EXPECT_NE(p.value().sandbox_layers & kSandboxRlimits, 0u);
 }
 
+// Nothing the zygote imports may initialize CUDA: its children would fail at
+// their first CUDA call (torch.utils.cpp_extension's import asks
+// torch.cuda.is_available(), which did, on the H200).
+TEST_F(ZygoteTest, ItsChildrenMayStillUseCuda) {
+  ASSERT_NE(Zygote::Shared(), nullptr);
+  auto r = RunProcess(PythonWorkerSpec("zygote_probe", {"cuda-fork"}));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().exit_code, 0) << r.value().err;
+  EXPECT_NE(r.value().out.find("clean fork"), std::string::npos) << r.value().out << r.value().err;
+}
+
 TEST_F(ZygoteTest, ASandboxedChildCannotSignalTheZygote) {
   Zygote* zygote = Zygote::Shared();
   ASSERT_NE(zygote, nullptr);
