@@ -229,6 +229,7 @@ Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, 
                             uint32_t layers, int out_read, int err_read) {
   ProcessResult result;
   result.sandbox_layers = layers;
+  if (spec.started_pid) spec.started_pid->store(pid);
   // The child's exit wakes the poll (-1 before Linux 5.3: then 1 ms naps). A
   // zygote's child is not ours to reap: its status comes from the zygote.
   int pidfd = zygote != nullptr ? -1 : static_cast<int>(syscall(SYS_pidfd_open, pid, 0));

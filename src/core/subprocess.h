@@ -27,6 +27,9 @@ struct ProcessSpec {
   // Moves the deadline this many milliseconds later; another thread may raise
   // it while the child runs (a phase of the child with a deadline of its own).
   std::shared_ptr<const std::atomic<int64_t>> deadline_extension_ms;
+  // Set to the child's pid once it runs (its threads' /proc entries: the call
+  // clock reads how long the child waited for a CPU, run/call_clock.h).
+  std::shared_ptr<std::atomic<int>> started_pid;
   std::chrono::milliseconds kill_grace{500};  // SIGTERM -> SIGKILL delay.
   std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
   // When set, the child enters it just before exec (core/sandbox.h).

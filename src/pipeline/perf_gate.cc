@@ -60,10 +60,13 @@ ClockedCalls UntracedCalls(const ClockedCalls& timed) {
   ClockedCalls kept = timed;
   kept.event_ms.clear();
   kept.wall_ms.clear();
+  kept.queued_ms.clear();
+  const bool queued = timed.queued_ms.size() == timed.wall_ms.size();
   for (std::size_t k = 0; k < timed.event_ms.size() && k < timed.wall_ms.size(); ++k) {
     if (k < 64 && (timed.traced >> k & 1)) continue;
     kept.event_ms.push_back(timed.event_ms[k]);
     kept.wall_ms.push_back(timed.wall_ms[k]);
+    if (queued) kept.queued_ms.push_back(timed.queued_ms[k]);
   }
   return kept.event_ms.empty() ? timed : kept;
 }
@@ -90,7 +93,8 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   // protocol is a cheat even when the child then failed (it cannot go on).
   const ClockedCalls& timed = run.timed;
   const bool cpu = backend_.kind() == BackendKind::kCpu;
-  const std::optional<ClockFinding> clock_finding = JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice);
+  const std::optional<ClockFinding> clock_finding =
+      JudgeClock(timed, cpu ? kHiddenFloorMsCpu : kHiddenFloorMsDevice, cpu);
   auto clock_cheat = [&] {
     RuntimeCheat(v, clock_finding->rule, clock_finding->message, "the timed calls' times cannot be trusted");
   };
@@ -156,6 +160,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   p.candidate = ComputeStats(counted.event_ms);
   p.wall = ComputeStats(counted.wall_ms);
   p.untimed_ms = MedianUntimedMs(counted);
+  if (!counted.queued_ms.empty()) p.queued_ms = ComputeStats(counted.queued_ms).median_ms;
   // Catalog D8: faster than the outputs can even be written.
   if (!cpu) {
     const int64_t out_bytes = SpecOutputBytes(prepared.spec_json);

@@ -66,6 +66,21 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Nanoseconds the thread waited on a run queue (the second field of
+// /proc/.../schedstat); nullopt when unreadable.
+std::optional<int64_t> RunDelayNs(const char* path) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  buf[n] = 0;
+  unsigned long long cpu = 0, delay = 0;
+  if (std::sscanf(buf, "%llu %llu", &cpu, &delay) != 2) return std::nullopt;
+  return static_cast<int64_t>(delay);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CallClock>> CallClock::Open() {
@@ -149,6 +164,19 @@ void CallClock::Loop(int calls, const std::function<bool()>& time_them) {
 void CallClock::Clocked(int calls) {
   unsigned char m[kClockMessageBytes];
   std::mt19937_64 rng(std::random_device{}());
+  // Both threads' run delay so far, or nullopt (read once the child has said
+  // it is ready: by then its pid is known).
+  auto queued = [&]() -> std::optional<int64_t> {
+    const int pid = child_pid_ ? child_pid_->load() : 0;
+    if (pid <= 0) return std::nullopt;
+    char child_stat[64];
+    std::snprintf(child_stat, sizeof child_stat, "/proc/%d/task/%d/schedstat", pid, pid);
+    auto child = RunDelayNs(child_stat);
+    auto self = RunDelayNs("/proc/thread-self/schedstat");
+    if (!child || !self) return std::nullopt;
+    return *child + *self;
+  };
+  bool queue_known = child_pid_ != nullptr;
   for (int i = 0; i < calls; ++i) {
     // The child says when its own preparation (input copy, L2 flush) is
     // done, so that only the call is inside anvil's wall time.
@@ -164,10 +192,13 @@ void CallClock::Clocked(int calls) {
     uint64_t nonce = rng();
     unsigned char go[kClockMessageBytes];
     Pack(go, "go", nonce, i);
+    const std::optional<int64_t> queued_before = queue_known ? queued() : std::nullopt;
     const Clock::time_point t0 = Clock::now();
     if (write(go_[1], go, sizeof go) != static_cast<ssize_t>(sizeof go)) return;
     if (!Receive(m)) return;
     const double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const std::optional<int64_t> queued_after = queued_before ? queued() : std::nullopt;
+    queue_known = queued_after.has_value();
     uint64_t echoed;
     double event;
     std::memcpy(&echoed, m + 8, 8);
@@ -183,7 +214,10 @@ void CallClock::Clocked(int calls) {
     }
     calls_.wall_ms.push_back(wall);
     calls_.event_ms.push_back(event);
+    if (queue_known) calls_.queued_ms.push_back(static_cast<double>(*queued_after - *queued_before) / 1e6);
   }
+  // All calls or none: a partial record excuses nothing.
+  if (calls_.queued_ms.size() != calls_.wall_ms.size()) calls_.queued_ms.clear();
   // Every call is over: only now which outputs are looked at again.
   const uint64_t seed = rng();
   unsigned char recheck[kClockMessageBytes];
@@ -225,7 +259,7 @@ double MedianUntimedMs(const ClockedCalls& calls) {
   return Median(gap);
 }
 
-std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms) {
+std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms, bool excuse_queued) {
   if (!calls.violation.empty()) {
     return ClockFinding{"perf.clock", "the timing channel was tampered with: " + calls.violation};
   }
@@ -236,14 +270,19 @@ std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_
                                             Ms(wall) + " from start to end as anvil measured it: the time was forged"};
     }
   }
-  const double untimed = MedianUntimedMs(calls);
+  const bool excuse = excuse_queued && calls.queued_ms.size() == calls.wall_ms.size();
+  std::vector<double> gap;
+  for (std::size_t i = 0; i < calls.wall_ms.size() && i < calls.event_ms.size(); ++i) {
+    gap.push_back(calls.wall_ms[i] - calls.event_ms[i] - (excuse ? calls.queued_ms[i] : 0));
+  }
+  const double untimed = Median(gap);
   const double timed = Median(calls.event_ms);
   // Honest calls leave a constant ~0.1-0.3 ms outside their events (the
   // channel, the synchronize); a third of the call is not that.
   if (untimed > hidden_floor_ms && untimed * 2 > timed) {
     return ClockFinding{"perf.hidden_time",
-                        "each timed call took " + Ms(timed + untimed) + " as anvil measured it (median), but only " +
-                            Ms(timed) +
+                        "each timed call took " + Ms(timed + untimed) + " as anvil measured it (median" +
+                            (excuse ? ", less the time it waited for a CPU" : "") + "), but only " + Ms(timed) +
                             " of it was inside the timing events: work ran where the events do not see "
                             "it (a side stream, a thread) or the times were forged"};
   }

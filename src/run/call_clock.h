@@ -33,6 +33,11 @@ struct ClockedCalls {
   bool calls_started = false;
   std::vector<double> wall_ms;   // Per finished call, measured by anvil.
   std::vector<double> event_ms;  // Per finished call, as the child reported it.
+  // Per finished call: how long the child's main thread (where the timer
+  // runs) and anvil's clock thread waited for a CPU while runnable during the
+  // call (schedstat's run delay). Empty when the child's pid was not given or
+  // /proc had no schedstat.
+  std::vector<double> queued_ms;
   // Bit k: call k ran under the kernel trace (sent with "perf"); such calls
   // give evidence, the others the times.
   uint64_t traced = 0;
@@ -82,6 +87,9 @@ class CallClock {
   // or is told to stop (its fd 3 is closed). "perf" carries `traced`, the
   // calls to run under the kernel trace (bit k: call k).
   void StartAfterTrials(int calls, std::function<bool()> time_them, uint64_t traced = 0);
+  // Before Start*: where the child's pid will be once it runs
+  // (ProcessSpec::started_pid), for ClockedCalls::queued_ms.
+  void WatchQueue(std::shared_ptr<const std::atomic<int>> child_pid) { child_pid_ = std::move(child_pid); }
   // After the child has exited: stops the clock and returns what it saw.
   ClockedCalls Finish();
 
@@ -96,6 +104,7 @@ class CallClock {
   int done_[2] = {-1, -1};
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::shared_ptr<const std::atomic<int>> child_pid_;
   ClockedCalls calls_;
 };
 
@@ -118,7 +127,12 @@ inline constexpr double kHiddenFloorMsCpu = 5.0;
 
 // Judges a finished clock: a protocol violation, a call reported as longer
 // than anvil saw it take, or hidden time. nullopt when the times stand.
-std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms);
+// `excuse_queued` (the cpu backend): a call's wall time less the time its two
+// threads waited for a CPU (queued_ms) is what the events must account for.
+// On an oversubscribed machine that wait is most of what honest calls leave
+// outside their events; a thread that waits for a CPU runs no hidden work.
+// Not on a GPU, whose hidden work is the device's, not the host thread's.
+std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms, bool excuse_queued = false);
 
 // Median of wall - event over the calls (0 when none): the verdict records it.
 double MedianUntimedMs(const ClockedCalls& calls);

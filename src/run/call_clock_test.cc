@@ -29,6 +29,17 @@ def read():
     return M.unpack(b)
 if mode == "silent":
     sys.exit(0)
+if mode == "contended":  # On one CPU with a busy process, below it (SCHED_IDLE): every wake-up waits for it.
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    running_r, running_w = os.pipe()
+    hog = os.fork()
+    if hog == 0:
+        os.write(running_w, b"!")
+        while True:
+            pass
+    os.read(running_r, 1)  # It runs (on this CPU).
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 if mode == "trials":  # The trials are written: time them? (end of file: no)
     os.write(4, M.pack(b"trials", 0, 0.0))
     tag, traced, _ = read()
@@ -46,6 +57,8 @@ for i in range(calls):
     os.write(4, M.pack(b"done", nonce ^ (1 if mode == "wrong_nonce" else 0), ms))
 if mode == "extra":
     os.write(4, M.pack(b"done", 7, 0.001))
+if mode == "contended":
+    os.kill(hog, 9)
 )";
 
 ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode,
@@ -57,6 +70,8 @@ ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::s
                mode};
   spec.deadline = std::chrono::milliseconds(30000);
   spec.pass_fds = clock.value()->ChildFds();
+  spec.started_pid = std::make_shared<std::atomic<int>>(0);
+  clock.value()->WatchQueue(spec.started_pid);
   if (after_trials) {
     clock.value()->StartAfterTrials(calls, after_trials, traced);
   } else {
@@ -160,6 +175,42 @@ TEST(CallClockTest, AChildThatStopsEarlyLeavesFewerCallsAndNoViolation) {
   ClockedCalls silent = RunChild(5, 0, -1, "silent");
   EXPECT_TRUE(silent.violation.empty());
   EXPECT_TRUE(silent.wall_ms.empty());
+}
+
+TEST(CallClockTest, TheTimeEachCallWaitedForACpuIsMeasured) {
+  ClockedCalls idle = RunChild(5, 1, -1, "honest");
+  ASSERT_EQ(idle.queued_ms.size(), 5u);  // /proc/<child>/task/<child>/schedstat and the clock thread's own.
+  for (double q : idle.queued_ms) EXPECT_GE(q, 0);
+  // The child shares one CPU with a busy process, as SCHED_IDLE: each wake-up (after "go", after its sleep) waits.
+  ClockedCalls contended = RunChild(10, 1, -1, "contended");
+  ASSERT_EQ(contended.queued_ms.size(), 10u);
+  std::vector<double> q = contended.queued_ms;
+  std::sort(q.begin(), q.end());
+  std::string seen;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    seen += std::to_string(contended.wall_ms[i]) + "/" + std::to_string(contended.event_ms[i]) + "/" +
+            std::to_string(contended.queued_ms[i]) + " ";
+  }
+  EXPECT_GT(q[5], 1.0) << "wall/event/queued ms per call: " << seen;
+  // An honest child stands on the cpu backend with its waits taken off, however loaded the machine.
+  EXPECT_FALSE(JudgeClock(contended, kHiddenFloorMsCpu, /*excuse_queued=*/true).has_value()) << seen;
+}
+
+TEST(CallClockTest, OnTheCpuBackendTimeSpentWaitingForACpuIsNotHiddenWork) {
+  // As seen under ctest -j2 beside nvcc on 2 cores: 13.87 ms a call by anvil's clock, 8.58 ms inside the timer.
+  ClockedCalls c;
+  c.wall_ms = {13.9, 13.8, 13.9};
+  c.event_ms = {8.6, 8.6, 8.5};
+  EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsCpu).has_value());
+  c.queued_ms = {5.1, 5.3, 5.0};  // The two threads waited that long for a CPU.
+  EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsCpu, true).has_value());
+  EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsDevice, false).has_value());  // GPU: not excused.
+  c.queued_ms = {0.1, 0.1, 0.2};                                        // Not waiting: the time is hidden.
+  auto f = JudgeClock(c, kHiddenFloorMsCpu, true);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->message.find("less the time it waited for a CPU"), std::string::npos) << f->message;
+  c.queued_ms = {5.1, 5.3};  // Not every call's: nothing is excused.
+  EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsCpu, true).has_value());
 }
 
 TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {

@@ -123,6 +123,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     if (!opened.ok()) return opened.status();
     clock = std::move(opened).value();
     spec.pass_fds = clock->ChildFds();
+    spec.started_pid = std::make_shared<std::atomic<int>>(0);
+    clock->WatchQueue(spec.started_pid);
     for (const std::string& arg :
          {std::string("--clock-fds"), std::string("3,4"), std::string("--warmup"), std::to_string(request.warmup),
           std::string("--iters"), std::to_string(request.iters), std::string("--recheck-sets"),

@@ -93,7 +93,10 @@ struct PerfGate {
   TimingStats candidate;  // The child's timing events, one sample per timed call.
   TimingStats wall;       // The same calls, start to end as anvil measured them (run/call_clock.h).
   double untimed_ms = 0;  // Median per call of wall - event: what the events did not see.
-  double floor_ms = 0;    // verify/roofline.h: the least time the outputs take to write; 0 when unknown.
+  // Median per call of the time the child's timing thread and anvil's clock
+  // thread waited for a CPU (schedstat); unset when /proc did not say.
+  std::optional<double> queued_ms;
+  double floor_ms = 0;  // verify/roofline.h: the least time the outputs take to write; 0 when unknown.
   // Distinct input sets of the timed calls that no trial used (0: they
   // rotated through the trials' sets, or one set of a streamed task).
   int timing_sets = 0;

@@ -143,6 +143,7 @@ json PerfJson(const PerfGate& p) {
             {"candidate", p.ran ? StatsJson(p.candidate) : json(nullptr)},
             {"wall", p.ran ? StatsJson(p.wall) : json(nullptr)},
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
+            {"queued_ms", p.ran && p.queued_ms ? json(*p.queued_ms) : json(nullptr)},
             {"timing_sets", p.timing_sets},
             {"rechecked", p.rechecked},
             {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
