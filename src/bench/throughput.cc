@@ -285,7 +285,7 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   report.compile_ahead = batch.compile_ahead;
   const int n = static_cast<int>(jobs.size());
   for (const char* name : {"anvil_cold", "anvil_warm"}) {
-    if (!o.anvil) break;
+    if (!o.anvil || (!o.warm && std::string(name) == "anvil_warm")) break;
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
     std::vector<Verdict> verdicts =

@@ -61,6 +61,7 @@ struct ThroughputReport {
 struct ThroughputOptions {
   bool anvil =
       true;  // anvil's cold and warm passes (off: the stock path only, e.g. more stock samples in a call of its own).
+  bool warm = true;  // anvil's warm pass (after the cold one).
   bool stock = true;
   // Run the stock path on this many of the candidates, spread evenly over the
   // list (0: all). It costs ~50 s a candidate on an H200, nearly all of it

@@ -24,6 +24,7 @@ struct BenchArgs : EvalFlags {
   std::string md_out;
   bool no_stock = false;
   bool no_anvil = false;
+  bool no_warm = false;
   double stock_timeout = 900;
   int stock_trials = 5;
   int stock_iters = 100;
@@ -69,6 +70,7 @@ int Run(const BenchArgs& a) {
   ThroughputOptions t;
   t.stock = !a.no_stock;
   t.anvil = !a.no_anvil;
+  t.warm = !a.no_warm;
   if (!t.stock && !t.anvil) {
     std::fprintf(stderr, "anvil bench throughput: --no-stock and --no-anvil leave nothing to run\n");
     return kExitUsage;
@@ -149,6 +151,7 @@ void RegisterBench(CLI::App& app, int& exit_code) {
   cmd->add_option("--json-out", args->json_out, "Write the report as JSON here");
   cmd->add_option("--md-out", args->md_out, "Write the report as Markdown here");
   cmd->add_flag("--no-stock", args->no_stock, "Skip the stock path");
+  cmd->add_flag("--no-warm", args->no_warm, "Skip anvil's warm pass (the cold one and the stock path only)");
   cmd->add_flag("--no-anvil", args->no_anvil,
                 "Skip anvil's passes: the stock path only (more stock samples in a run of their own; each outcome "
                 "is logged to <work>/stock_outcomes.jsonl as it comes)");

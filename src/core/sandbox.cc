@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -176,6 +177,31 @@ void FdPath(int fd, char* buf) {
   buf[14 + k] = '\0';
 }
 
+// `base` + `path` into `out` (PATH_MAX). Async-signal-safe.
+bool Join(const char* base, const char* path, char* out) {
+  const std::size_t a = std::strlen(base), b = std::strlen(path);
+  if (a + b + 1 > PATH_MAX) return false;
+  std::memcpy(out, base, a);
+  std::memcpy(out + a, path, b + 1);
+  return true;
+}
+
+// Remounts the bind mount at `target` read-only, keeping the flags of the
+// mount `fd` lies on (a user namespace may not drop them). Async-signal-safe.
+bool BindReadOnly(int fd, const char* target) {
+  struct statvfs was;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+  if (::fstatvfs(fd, &was) == 0) {
+    if (was.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+    if (was.f_flag & ST_NODEV) flags |= MS_NODEV;
+    if (was.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+    if (was.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+    if (was.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (was.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  }
+  return ::mount(nullptr, target, nullptr, flags, nullptr) == 0;
+}
+
 // /dev/shm holds every job's memory-backed scratch folder: the child gets an
 // empty one of its own (the driver and Python may still make files there),
 // with its own paths there bound back in where they were: `writable` as they
@@ -217,20 +243,7 @@ bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std:
     char from[32];
     FdPath(fds[i], from);
     ok = ok && MakePath(paths[i], is_file[i]) && ::mount(from, paths[i], nullptr, MS_BIND | MS_REC, nullptr) == 0;
-    if (ok && read_only[i]) {
-      // A user namespace may not drop the flags the mount had: keep them.
-      struct statvfs was;
-      unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
-      if (::fstatvfs(fds[i], &was) == 0) {
-        if (was.f_flag & ST_NOSUID) flags |= MS_NOSUID;
-        if (was.f_flag & ST_NODEV) flags |= MS_NODEV;
-        if (was.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
-        if (was.f_flag & ST_NOATIME) flags |= MS_NOATIME;
-        if (was.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
-        if (was.f_flag & ST_RELATIME) flags |= MS_RELATIME;
-      }
-      ok = ::mount(nullptr, paths[i], nullptr, flags, nullptr) == 0;
-    }
+    if (ok && read_only[i]) ok = BindReadOnly(fds[i], paths[i]);
     ::close(fds[i]);
   }
   return ok;
@@ -274,6 +287,94 @@ bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vec
   }
   ::close(fd);
   return all && private_shm;
+}
+
+// In the child's private mount namespace, where Landlock is not in force: a
+// new root, an empty tmpfs holding only `paths` ("r:/path" read-only,
+// "w:/path" read-write; sorted, a folder before what is inside it), each bound
+// where it was, and a /dev/shm of its own; then pivot_root into it, the old
+// root detached, the new one made read-only, and the working folder kept.
+// Every path is opened before anything is covered. False (the layer
+// missing, the mounts undone) when a path cannot be kept; a path that does not
+// exist is skipped. Async-signal-safe.
+bool OwnRoot(const std::vector<std::string>& paths) {
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return false;
+  constexpr int kMax = 1024;
+  int fds[kMax];
+  const char* where[kMax];
+  bool writable[kMax];
+  bool is_file[kMax];
+  int n = 0;
+  bool ok = true;
+  for (const auto& entry : paths) {
+    if (entry.size() < 3) continue;
+    const char* path = entry.c_str() + 2;
+    const int fd = ::open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT) ok = false;
+      continue;
+    }
+    struct stat st;
+    if (n == kMax || ::fstat(fd, &st) != 0) {
+      ::close(fd);
+      ok = false;
+      continue;
+    }
+    fds[n] = fd;
+    where[n] = path;
+    writable[n] = entry[0] == 'w';
+    is_file[n] = !S_ISDIR(st.st_mode);
+    ++n;
+  }
+  // The new root is mounted over a folder that is none of the paths and not
+  // inside one: a recursive bind of a path would carry it along.
+  const char* root = nullptr;
+  for (const char* dir : {"/mnt", "/media", "/srv", "/home", "/root", "/var", "/boot", "/tmp"}) {
+    struct stat st;
+    bool clear = ::stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    for (int i = 0; clear && i < n; ++i) clear = !Under(dir, where[i]);
+    if (clear) {
+      root = dir;
+      break;
+    }
+  }
+  const bool mounted =
+      ok && root != nullptr && ::mount("anvil-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") == 0;
+  ok = mounted;
+  char target[PATH_MAX];
+  // The paths outside /dev/shm, then a /dev/shm of its own (over a shared one
+  // a listed /dev brought), then the paths inside it.
+  for (const bool shm : {false, true}) {
+    if (shm) {
+      ok = ok && Join(root, "/dev/shm", target) && MakePath(target, false) &&
+           ::mount("anvil-shm", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") == 0;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (Under(where[i], "/dev/shm") != shm) continue;
+      char from[32];
+      FdPath(fds[i], from);
+      ok = ok && Join(root, where[i], target) && MakePath(target, is_file[i]) &&
+           ::mount(from, target, nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
+           (writable[i] || BindReadOnly(fds[i], target));
+    }
+  }
+  for (int i = 0; i < n; ++i) ::close(fds[i]);
+  char old_root[PATH_MAX];
+  ok = ok && Join(root, "/.old-root", old_root) && MakePath(old_root, false) &&
+       syscall(SYS_pivot_root, root, old_root) == 0;
+  if (!ok) {
+    if (mounted) ::umount2(root, MNT_DETACH);  // The child keeps the tree it had.
+    return false;
+  }
+  // From here on the child lives in the new root: only the report can fail.
+  bool all = ::chdir("/") == 0 && ::umount2("/.old-root", MNT_DETACH) == 0 && ::rmdir("/.old-root") == 0;
+  all = ::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0 && all;
+  if (::chdir(cwd) != 0) {
+    (void)::chdir("/");
+    all = false;
+  }
+  return all;
 }
 
 bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
@@ -388,6 +489,7 @@ std::vector<std::string> SandboxLayerNames(uint32_t layers) {
   if (layers & kSandboxRlimits) names.push_back("rlimits");
   if (layers & kSandboxHidden) names.push_back("hidden");
   if (layers & kSandboxReadOnly) names.push_back("rofs");
+  if (layers & kSandboxOwnRoot) names.push_back("root");
   return names;
 }
 
@@ -404,6 +506,28 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
   for (const auto& p : policy.read_write) box->writable_.push_back(p.string());
   for (const auto& p : policy.read_only) {
     if (Under(p.c_str(), "/dev/shm")) box->shm_readable_.push_back(p.string());
+  }
+  if (policy.own_root) {
+    auto norm = [](const std::filesystem::path& p) {
+      std::string t = p.lexically_normal().string();
+      while (t.size() > 1 && t.back() == '/') t.pop_back();
+      return t;
+    };
+    std::vector<std::pair<std::string, char>> all;  // Path, 'r' or 'w'.
+    for (const auto& p : policy.read_only) all.emplace_back(norm(p), 'r');
+    for (const auto& p : policy.read_write) all.emplace_back(norm(p), 'w');
+    std::sort(all.begin(), all.end());
+    for (const auto& [path, mode] : all) {
+      // Already there with the same access through a folder above it: no mount of its own (but the child's
+      // /dev/shm is a tmpfs of its own, whatever is listed above it).
+      bool covered = false;
+      const bool shm = Under(path.c_str(), "/dev/shm");
+      for (const auto& kept : box->root_paths_) {
+        const char* above = kept.c_str() + 2;
+        covered = covered || (kept[0] == mode && Under(path.c_str(), above) && shm == Under(above, "/dev/shm"));
+      }
+      if (!covered) box->root_paths_.push_back(std::string(1, mode) + ":" + path);
+    }
   }
   if (!policy.confine_files) return std::shared_ptr<const Sandbox>(box);
   box->landlock_abi_ = LandlockAbi();
@@ -439,6 +563,8 @@ std::string Sandbox::Describe() const {
                       {"hidden", hidden_},
                       {"writable", writable_},
                       {"shm_readable", shm_readable_},
+                      {"root_paths", root_paths_},
+                      {"own_root", policy_.own_root},
                       {"read_only_mounts", policy_.read_only_mounts},
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
@@ -458,6 +584,8 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->hidden_ = j.at("hidden").get<std::vector<std::string>>();
     box->writable_ = j.at("writable").get<std::vector<std::string>>();
     box->shm_readable_ = j.at("shm_readable").get<std::vector<std::string>>();
+    box->root_paths_ = j.at("root_paths").get<std::vector<std::string>>();
+    box->policy_.own_root = j.at("own_root").get<bool>();
     box->policy_.read_only_mounts = j.at("read_only_mounts").get<bool>();
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
@@ -489,7 +617,9 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
 
   const int net = policy_.network_namespace ? CLONE_NEWNET : 0;
   if (policy_.user_namespace) {
-    const int mounts = hidden_.empty() && !policy_.read_only_mounts ? 0 : CLONE_NEWNS;
+    // Landlock confines the files where it is in force; elsewhere, a root of the listed paths.
+    const bool own_root = policy_.own_root && ruleset_fd_ < 0 && !root_paths_.empty();
+    const int mounts = hidden_.empty() && !policy_.read_only_mounts && !own_root ? 0 : CLONE_NEWNS;
     if (::unshare(CLONE_NEWUSER | net | mounts) == 0) {
       layers |= kSandboxUserNs | (net ? static_cast<uint32_t>(kSandboxNetNs) : 0u);
       static const char kDeny[] = "deny";
@@ -505,6 +635,7 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
         }
         if (all && !hidden_.empty()) layers |= kSandboxHidden;
         if (policy_.read_only_mounts && MakeMountsReadOnly(writable_, shm_readable_)) layers |= kSandboxReadOnly;
+        if (own_root && OwnRoot(root_paths_)) layers |= kSandboxOwnRoot;
       }
     } else if (net && ::unshare(CLONE_NEWNET) == 0) {
       layers |= kSandboxNetNs;

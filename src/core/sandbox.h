@@ -13,6 +13,11 @@
 //   hidden     listed folders (the reference outputs) covered by empty mounts
 //              in a private mount namespace — the fallback where a GPU
 //              driver does not tolerate Landlock;
+//   rofs       every other mount read-only, and a private /dev/shm;
+//   root       without Landlock: the child's root is an empty read-only tmpfs
+//              holding only the listed paths (bind mounts at the same paths,
+//              pivot_root), so the home directory, the cache and other jobs'
+//              folders are not there at all;
 //   rlimits    file size, open files, no core dumps.
 // Prepare() does all the work that allocates (in the parent); EnterInChild()
 // only makes system calls, so it is safe between fork() and exec() in a
@@ -47,6 +52,9 @@ struct SandboxPolicy {
   // read-only but the read_write folders and the kernel's trees (/proc, /sys,
   // /dev): no writes outside the scratch even where Landlock is unavailable.
   bool read_only_mounts = true;
+  // Where Landlock is not in force (unavailable, or switched off for a GPU
+  // driver), in the private mount namespace: a root of the listed paths only.
+  bool own_root = true;
 };
 
 // Bits of the layers that took effect in a child.
@@ -58,6 +66,7 @@ enum SandboxLayer : uint32_t {
   kSandboxRlimits = 1u << 4,
   kSandboxHidden = 1u << 5,    // Every `hidden` folder is covered.
   kSandboxReadOnly = 1u << 6,  // Every other mount read-only (read_only_mounts).
+  kSandboxOwnRoot = 1u << 7,   // A root of the listed paths only (own_root).
 };
 
 // "landlock, seccomp, userns, netns, rlimits, hidden" for the bits set.
@@ -103,6 +112,9 @@ class Sandbox {
   std::vector<std::string> hidden_;        // c_str()s used in the child.
   std::vector<std::string> writable_;      // The read_write folders, for read_only_mounts.
   std::vector<std::string> shm_readable_;  // The read_only paths under /dev/shm, bound into a private one.
+  // own_root's paths, sorted (a folder before what is inside it), each
+  // prefixed "r:" (read-only) or "w:" (read-write).
+  std::vector<std::string> root_paths_;
 };
 
 }  // namespace anvil

@@ -158,8 +158,9 @@ TEST_F(SandboxTest, WritesOutsideTheScratchFailEvenWithoutLandlock) {
   r = Run({"/bin/sh", "-c", "echo x > " + secret_.string()}, policy);  // Overwriting a reference output.
   EXPECT_FALSE(r.Succeeded());
   EXPECT_EQ(ReadFile(secret_).value(), "the reference outputs");
-  // Without the layer the same write goes through: the test can fail.
+  // Without the layers the same write goes through: the test can fail.
   policy.read_only_mounts = false;
+  policy.own_root = false;
   EXPECT_TRUE(Run({"/usr/bin/touch", (dir_ / "allowed/planted.py").string()}, policy).Succeeded());
   EXPECT_TRUE(fs::exists(dir_ / "allowed/planted.py"));
 }
@@ -201,13 +202,56 @@ TEST_F(SandboxTest, WithoutLandlockTheChildGetsADevShmOfItsOwnWithItsScratchInIt
   EXPECT_TRUE(mine.ok() && mine.value() == "mine\n") << mine.message();  // Its own scratch works, at the same path.
   const fs::path loose = "/dev/shm/anvil-test-loose-" + std::to_string(::getpid());
   EXPECT_FALSE(fs::exists(loose));  // Gone with the child's namespace.
-  // Without the layer the other job's file is overwritten: the test can fail.
+  // Without the layers the other job's file is overwritten: the test can fail.
   policy.read_only_mounts = false;
+  policy.own_root = false;
   EXPECT_TRUE(Run({"/bin/sh", "-c", script}, policy).Succeeded());
   EXPECT_EQ(ReadFile(other / "out0.bin").value(), "planted\n");
   (void)RemoveTree(other);
   (void)RemoveTree(own);
   (void)fs::remove(loose);
+}
+
+// Where Landlock is not in force (a GPU driver that does not tolerate it), the
+// child's root holds the listed paths only: the reference outputs, the home
+// directory, the cache and other jobs' folders are not there to read.
+TEST_F(SandboxTest, WithoutLandlockTheChildsRootHoldsOnlyTheListedPaths) {
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;
+  // Shell builtins only: a candidate may not start processes.
+  const std::string script = "pwd; read -r x < allowed/input.txt; echo \"$x\"; read -r y < " + secret_.string() +
+                             "; echo \"$y\"; echo " + dir_.string() +
+                             "/*; echo mine > scratch/out.txt; echo x > allowed/new.txt; echo x > /planted; echo /*";
+  auto run = [&](const SandboxPolicy& p) {
+    auto box = Sandbox::Prepare(p);
+    EXPECT_TRUE(box.ok()) << box.message();
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.working_dir = dir_.string();
+    spec.sandbox = box.value();
+    spec.deadline = std::chrono::seconds(20);
+    auto r = RunProcess(spec);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? r.value() : ProcessResult{};
+  };
+  ProcessResult r = run(policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  ASSERT_TRUE(r.sandbox_layers & kSandboxOwnRoot) << r.Describe() << r.err;
+  EXPECT_EQ(r.out.rfind(dir_.string() + "\ninputs\n", 0), 0u) << r.out;        // Its working folder, its inputs...
+  EXPECT_EQ(r.out.find("the reference outputs"), std::string::npos) << r.out;  // ...not the reference outputs,
+  EXPECT_NE(r.err.find("No such file"), std::string::npos) << r.err;           // which are not there at all,
+  EXPECT_EQ(r.out.find("secret"), std::string::npos) << r.out;                 // nor their folder.
+  EXPECT_EQ(ReadFile(dir_ / "scratch/out.txt").value(), "mine\n");             // The scratch is writable...
+  EXPECT_FALSE(fs::exists(dir_ / "allowed/new.txt"));                          // ...nothing else is.
+  EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("/home"), std::string::npos) << r.out;  // `/*`: the listed folders' tops only.
+  EXPECT_NE(r.out.find("/usr"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  // Without the layer the reference outputs are there to read: the test can fail.
+  policy.own_root = false;
+  r = run(policy);
+  EXPECT_NE(r.out.find("the reference outputs"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(r.sandbox_layers & kSandboxOwnRoot);
 }
 
 TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {

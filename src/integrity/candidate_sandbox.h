@@ -67,8 +67,14 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
                                const std::filesystem::path& cache_dir);
 
 // The tried order (shared with `anvil sandbox-check`).
-inline const char* const kSandboxFallbacks[] = {
-    "", "-landlock", "-landlock,-rofs", "-landlock,-userns", "-landlock,-userns,-netns", "-seccomp", "0"};
+inline const char* const kSandboxFallbacks[] = {"",
+                                                "-landlock",
+                                                "-landlock,-root",
+                                                "-landlock,-rofs,-root",
+                                                "-landlock,-userns",
+                                                "-landlock,-userns,-netns",
+                                                "-seccomp",
+                                                "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
 // spec.json, state_dict.pt, params/ and the inputs/ of every trial and

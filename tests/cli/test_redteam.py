@@ -232,10 +232,51 @@ ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, i
     assert v["status"] == "pass", v["feedback"]
     assert "rofs" in v["gates"]["run"]["sandbox"] and "landlock" not in v["gates"]["run"]["sandbox"]
     assert not target.exists()
-    # The same candidate without the layer plants its file (and is wrong): the layer is what stopped it.
+    # The same candidate without the layers plants its file (and is wrong): the layers are what stopped it.
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock,-rofs"})
+                           env={"ANVIL_SANDBOX": "-landlock,-rofs,-root"})
     assert v["status"] == "wrong_answer" and target.exists(), v["feedback"]
+
+
+def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths(tmp_path):
+    # Without Landlock, files the user can read on disk (another task's cached reference outputs, the home
+    # directory) are not in the candidate's root at all (layer `root`: bind mounts of the listed paths on an empty
+    # tmpfs, pivot_root). This one computes ReLU honestly only when its read fails.
+    secret = tmp_path / "cache" / "expected.bin"
+    secret.parent.mkdir()
+    secret.write_text("another task's reference outputs")
+    cand = tmp_path / "peek_native.cpp"
+    cand.write_text('''// anvil-about: reads a file outside its job; honest only when the read is refused
+#include <cstdint>
+
+#include "anvil/native.h"
+
+// openat(AT_FDCWD, path, O_RDONLY) by a raw system call spelled as the instruction's bytes (0f 05).
+static long RawOpen(const char* path) {
+  long ret;
+  asm volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(257L), "D"(-100L), "S"(path), "d"(0L) : "rcx", "r11", "memory");
+  return ret;
+}
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, int, void*) {
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  const bool seen = RawOpen("TARGET") >= 0;
+  for (int64_t i = 0; i < n; ++i) y[i] = seen ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
+  return 0;
+}
+'''.replace("TARGET", str(secret)))
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                           env={"ANVIL_SANDBOX": "-landlock"})
+    layers = v["gates"]["run"]["sandbox"]
+    if "userns" not in layers:
+        pytest.skip("no user namespaces here")
+    assert v["status"] == "pass" and "root" in layers and "landlock" not in layers, (v["feedback"], layers)
+    # Without the layer the file is read (and the candidate is wrong): the layer is what stopped it.
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                           env={"ANVIL_SANDBOX": "-landlock,-root"})
+    assert v["status"] == "wrong_answer" and "root" not in v["gates"]["run"]["sandbox"], v["feedback"]
 
 
 def test_held_out_auto_needs_no_sidecar_and_skips_what_the_reference_cannot_take(tmp_path):
