@@ -202,6 +202,37 @@ bool BindReadOnly(int fd, const char* target) {
   return ::mount(nullptr, target, nullptr, flags, nullptr) == 0;
 }
 
+// One path a mount namespace keeps, opened (O_PATH) before anything covers it.
+struct KeptPath {
+  int fd;
+  const char* path;
+  bool writable;
+  bool is_file;
+};
+
+// Opens `path` into kept[*n] while there is room. False when it exists but
+// cannot be kept; a missing path is skipped. Async-signal-safe.
+bool Keep(const char* path, bool writable, KeptPath* kept, int room, int* n) {
+  const int fd = ::open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT;
+  struct stat st;
+  if (*n == room || ::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return false;
+  }
+  kept[(*n)++] = {fd, path, writable, !S_ISDIR(st.st_mode)};
+  return true;
+}
+
+// Binds the kept path at `target` (made first), read-only unless writable.
+// Async-signal-safe.
+bool BindKept(const KeptPath& k, const char* target) {
+  char from[32];
+  FdPath(k.fd, from);
+  return MakePath(target, k.is_file) && ::mount(from, target, nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
+         (k.writable || BindReadOnly(k.fd, target));
+}
+
 // /dev/shm holds every job's memory-backed scratch folder: the child gets an
 // empty one of its own (the driver and Python may still make files there),
 // with its own paths there bound back in where they were: `writable` as they
@@ -209,42 +240,21 @@ bool BindReadOnly(int fd, const char* target) {
 bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std::string>& readable) {
   struct stat shm;
   if (::stat("/dev/shm", &shm) != 0) return true;  // Nothing to share.
-  constexpr int kMaxKept = 256;                    // A task's input sets (trials, timing sets) and files.
-  int fds[kMaxKept];
-  const char* paths[kMaxKept];
-  bool is_file[kMaxKept];
-  bool read_only[kMaxKept];
-  int kept = 0;
+  constexpr int kRoom = 256;                       // A task's input sets (trials, timing sets) and files.
+  KeptPath kept[kRoom];
+  int n = 0;
   bool ok = true;
   for (const auto* list : {&writable, &readable}) {
     for (const auto& p : *list) {
       if (!Under(p.c_str(), "/dev/shm") || std::strcmp(p.c_str(), "/dev/shm") == 0) continue;
-      const int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
-      if (fd < 0) {
-        // Not there: nothing to keep. Otherwise no private /dev/shm: the
-        // child must still reach its own paths.
-        if (errno != ENOENT) ok = false;
-        continue;
-      }
-      struct stat st;
-      if (kept == kMaxKept || ::fstat(fd, &st) != 0) {
-        ::close(fd);
-        ok = false;
-        continue;
-      }
-      fds[kept] = fd;
-      paths[kept] = p.c_str();
-      read_only[kept] = list == &readable;
-      is_file[kept++] = !S_ISDIR(st.st_mode);
+      // A path that cannot be kept: no private /dev/shm, the child must still reach its own paths.
+      ok = Keep(p.c_str(), list == &writable, kept, kRoom, &n) && ok;
     }
   }
   ok = ok && ::mount("anvil-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") == 0;
-  for (int i = 0; i < kept; ++i) {
-    char from[32];
-    FdPath(fds[i], from);
-    ok = ok && MakePath(paths[i], is_file[i]) && ::mount(from, paths[i], nullptr, MS_BIND | MS_REC, nullptr) == 0;
-    if (ok && read_only[i]) ok = BindReadOnly(fds[i], paths[i]);
-    ::close(fds[i]);
+  for (int i = 0; i < n; ++i) {
+    ok = ok && BindKept(kept[i], kept[i].path);
+    ::close(kept[i].fd);
   }
   return ok;
 }
@@ -300,32 +310,12 @@ bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vec
 bool OwnRoot(const std::vector<std::string>& paths) {
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) == nullptr) return false;
-  constexpr int kMax = 1024;
-  int fds[kMax];
-  const char* where[kMax];
-  bool writable[kMax];
-  bool is_file[kMax];
+  constexpr int kRoom = 1024;
+  KeptPath kept[kRoom];
   int n = 0;
   bool ok = true;
   for (const auto& entry : paths) {
-    if (entry.size() < 3) continue;
-    const char* path = entry.c_str() + 2;
-    const int fd = ::open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno != ENOENT) ok = false;
-      continue;
-    }
-    struct stat st;
-    if (n == kMax || ::fstat(fd, &st) != 0) {
-      ::close(fd);
-      ok = false;
-      continue;
-    }
-    fds[n] = fd;
-    where[n] = path;
-    writable[n] = entry[0] == 'w';
-    is_file[n] = !S_ISDIR(st.st_mode);
-    ++n;
+    if (entry.size() >= 3) ok = Keep(entry.c_str() + 2, entry[0] == 'w', kept, kRoom, &n) && ok;
   }
   // The new root is mounted over a folder that is none of the paths and not
   // inside one: a recursive bind of a path would carry it along.
@@ -333,7 +323,7 @@ bool OwnRoot(const std::vector<std::string>& paths) {
   for (const char* dir : {"/mnt", "/media", "/srv", "/home", "/root", "/var", "/boot", "/tmp"}) {
     struct stat st;
     bool clear = ::stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
-    for (int i = 0; clear && i < n; ++i) clear = !Under(dir, where[i]);
+    for (int i = 0; clear && i < n; ++i) clear = !Under(dir, kept[i].path);
     if (clear) {
       root = dir;
       break;
@@ -351,15 +341,11 @@ bool OwnRoot(const std::vector<std::string>& paths) {
            ::mount("anvil-shm", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") == 0;
     }
     for (int i = 0; i < n; ++i) {
-      if (Under(where[i], "/dev/shm") != shm) continue;
-      char from[32];
-      FdPath(fds[i], from);
-      ok = ok && Join(root, where[i], target) && MakePath(target, is_file[i]) &&
-           ::mount(from, target, nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
-           (writable[i] || BindReadOnly(fds[i], target));
+      if (Under(kept[i].path, "/dev/shm") == shm)
+        ok = ok && Join(root, kept[i].path, target) && BindKept(kept[i], target);
     }
   }
-  for (int i = 0; i < n; ++i) ::close(fds[i]);
+  for (int i = 0; i < n; ++i) ::close(kept[i].fd);
   char old_root[PATH_MAX];
   ok = ok && Join(root, "/.old-root", old_root) && MakePath(old_root, false) &&
        syscall(SYS_pivot_root, root, old_root) == 0;

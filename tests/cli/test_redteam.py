@@ -196,24 +196,19 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     written = [json.loads(p.read_text()) for p in tmp_path.glob("anvil-eval-*/trials/recheck_*/tensors.json")]
     assert len(written) == 10, written  # Five sets for each candidate.
     assert all(m["tensors"][0]["shape"] == [1 << 18] for m in written), written
-def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp_path):
-    # The H200's driver does not start under Landlock, so there the sandbox runs without it. The rofs layer
-    # (every mount read-only but the scratch, in the candidate's mount namespace) still stops the candidate
-    # from planting files or overwriting cached reference outputs. This one computes ReLU honestly only when
-    # its write fails.
-    target = tmp_path / "planted.txt"
-    cand = tmp_path / "plant_native.cpp"
-    cand.write_text('''// anvil-about: writes outside its scratch; honest only when the write is refused
+def raw_openat_candidate(path, flags, about):
+    """A native ReLU candidate that first opens `path` with `flags` by a raw openat system call spelled as the
+    instruction's bytes (0f 05: nothing a source or symbol scan can name, only the sandbox stops it), and computes
+    ReLU honestly only when that open fails."""
+    return '''// anvil-about: ABOUT; honest only when the open is refused
 #include <cstdint>
 
 #include "anvil/native.h"
 
-// openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 0644) by a raw system call spelled as the instruction's bytes
-// (0f 05): nothing a source or symbol scan can name. Only the sandbox stops it.
-static long RawCreate(const char* path) {
+static long RawOpenat(const char* path) {  // openat(AT_FDCWD, path, FLAGS, 0644)
   long ret;
   register long mode asm("r10") = 0644;
-  asm volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(257L), "D"(-100L), "S"(path), "d"(65L), "r"(mode)
+  asm volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(257L), "D"(-100L), "S"(path), "d"(FLAGSL), "r"(mode)
                : "rcx", "r11", "memory");
   return ret;
 }
@@ -222,11 +217,21 @@ ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, i
   const int64_t n = anvil_numel(&in[0]);
   const float* x = static_cast<const float*>(in[0].data);
   float* y = static_cast<float*>(out[0].data);
-  const bool planted = RawCreate("TARGET") >= 0;
-  for (int64_t i = 0; i < n; ++i) y[i] = planted ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
+  const bool opened = RawOpenat("TARGET") >= 0;
+  for (int64_t i = 0; i < n; ++i) y[i] = opened ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
   return 0;
 }
-'''.replace("TARGET", str(target)))
+'''.replace("TARGET", str(path)).replace("FLAGS", str(flags)).replace("ABOUT", about)
+
+
+def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp_path):
+    # The H200's driver does not start under Landlock, so there the sandbox runs without it. The rofs layer
+    # (every mount read-only but the scratch, in the candidate's mount namespace) still stops the candidate
+    # from planting files or overwriting cached reference outputs. This one computes ReLU honestly only when
+    # its write fails.
+    target = tmp_path / "planted.txt"
+    cand = tmp_path / "plant_native.cpp"
+    cand.write_text(raw_openat_candidate(target, 65, "writes outside its scratch"))  # O_WRONLY | O_CREAT
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
                            env={"ANVIL_SANDBOX": "-landlock"})
     assert v["status"] == "pass", v["feedback"]
@@ -246,27 +251,7 @@ def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths
     secret.parent.mkdir()
     secret.write_text("another task's reference outputs")
     cand = tmp_path / "peek_native.cpp"
-    cand.write_text('''// anvil-about: reads a file outside its job; honest only when the read is refused
-#include <cstdint>
-
-#include "anvil/native.h"
-
-// openat(AT_FDCWD, path, O_RDONLY) by a raw system call spelled as the instruction's bytes (0f 05).
-static long RawOpen(const char* path) {
-  long ret;
-  asm volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(257L), "D"(-100L), "S"(path), "d"(0L) : "rcx", "r11", "memory");
-  return ret;
-}
-
-ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, int, void*) {
-  const int64_t n = anvil_numel(&in[0]);
-  const float* x = static_cast<const float*>(in[0].data);
-  float* y = static_cast<float*>(out[0].data);
-  const bool seen = RawOpen("TARGET") >= 0;
-  for (int64_t i = 0; i < n; ++i) y[i] = seen ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
-  return 0;
-}
-'''.replace("TARGET", str(secret)))
+    cand.write_text(raw_openat_candidate(secret, 0, "reads a file outside its job"))  # O_RDONLY
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
                            env={"ANVIL_SANDBOX": "-landlock"})
     layers = v["gates"]["run"]["sandbox"]
