@@ -21,6 +21,7 @@ namespace {
 struct SandboxCheckArgs {
   std::string backend = "cuda";
   std::string cache_dir;
+  std::vector<std::string> switches;  // Only these variants (default: anvil's fallbacks in order).
 };
 
 int Run(const SandboxCheckArgs& a) {
@@ -42,18 +43,19 @@ int Run(const SandboxCheckArgs& a) {
   TextTable table({"layers left out", "layers in force", "result"});
   bool full_ok = false;
   std::string first_working;
-  for (const char* switches : kSandboxFallbacks) {
+  std::vector<std::string> variants = a.switches;
+  if (variants.empty()) variants.assign(std::begin(kSandboxFallbacks), std::end(kSandboxFallbacks));
+  for (const std::string& switches : variants) {
     SandboxProbe p = ProbeSandbox(torch.value(), device, switches);
     std::string layers;
     for (const auto& n : SandboxLayerNames(p.layers)) layers += (layers.empty() ? "" : ", ") + n;
-    const std::string label = std::string(switches).empty()  ? "(none)"
-                              : std::string(switches) == "0" ? "all"
-                                                             : switches;
+    const std::string label = switches.empty() ? "(none)" : switches == "0" ? "all" : switches;
     table.Add({label, layers.empty() ? "-" : layers, (p.ok ? "ok  " : "FAILED  ") + p.message});
-    if (std::string(switches).empty()) full_ok = p.ok;
-    if (p.ok && first_working.empty() && !std::string(switches).empty()) first_working = switches;
+    if (switches.empty()) full_ok = p.ok;
+    if (p.ok && first_working.empty() && !switches.empty()) first_working = switches;
   }
   std::printf("%s", table.Render().c_str());
+  if (!a.switches.empty()) return first_working.empty() && !full_ok ? kExitFailure : kExitOk;  // As asked: no advice.
   if (full_ok) {
     std::printf("\nThe full sandbox works with the %s device here.\n", a.backend.c_str());
     return kExitOk;
@@ -74,6 +76,9 @@ void RegisterSandboxCheck(CLI::App& app, int& exit_code) {
       "sandbox-check", "Check that the backend's device works inside the candidate sandbox, layer by layer");
   cmd->add_option("--backend", args->backend, "cpu or cuda")->capture_default_str();
   cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
+  cmd->add_option("--switches", args->switches,
+                  "Probe only this variant (repeatable; \"\" = every layer, e.g. -landlock,-root); default: every "
+                  "variant anvil falls back through, in order");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

@@ -45,6 +45,16 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   for (const char* f : kSystemFolders) policy.read_only.emplace_back(f);
   for (const auto& p : torch.python_paths) policy.read_only.emplace_back(p);
   for (const auto& p : access.read) policy.read_only.push_back(p);
+  // Paths a device driver needs that the lists above miss (docs/sandbox.md): read-only, like the system folders.
+  if (const char* extra = std::getenv("ANVIL_SANDBOX_READ"); extra != nullptr) {
+    for (std::string_view rest = extra; !rest.empty();) {
+      const std::size_t colon = rest.find(':');
+      const std::string_view one = rest.substr(0, colon);
+      std::error_code ec;
+      if (!one.empty() && fs::exists(std::string(one), ec)) policy.read_only.emplace_back(std::string(one));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
   for (const char* f : kDeviceFiles) policy.read_write.emplace_back(f);
   // GPU device nodes (/dev/nvidia0, nvidiactl, nvidia-uvm, nvidia-caps/, ...).
   std::error_code ec;

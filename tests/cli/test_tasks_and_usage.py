@@ -148,3 +148,11 @@ def test_sandbox_check_reports_layers_and_works_on_the_cpu():
     assert "seccomp" in proc.stdout and "(none)" in proc.stdout
     bad = run_anvil("sandbox-check", "--backend", "tpu")
     assert bad.returncode == 2 and "tpu" in bad.stderr
+    # One variant, with an extra readable path for a driver (ANVIL_SANDBOX_READ; a missing one is skipped): the
+    # `root` layer is in force without Landlock where user namespaces are.
+    one = run_anvil("sandbox-check", "--backend", "cpu", "--cache-dir", cache_dir(), "--switches", "-landlock",
+                    env={"ANVIL_SANDBOX_READ": "/run:/no/such/path"})
+    assert one.returncode == 0, one.stdout + one.stderr
+    rows = [line for line in one.stdout.splitlines() if line.startswith("-landlock")]
+    assert len(rows) == 1 and "ok" in rows[0] and "landlock," not in rows[0], one.stdout
+    assert "(none)" not in one.stdout and "anvil picks" not in one.stdout
