@@ -259,6 +259,21 @@ bool PrivateShm(const std::vector<std::string>& writable, const std::vector<std:
   return ok;
 }
 
+// /proc's kernel settings read-only, whatever the rest of /proc is (as
+// container runtimes do): a child whose user maps to the host's root could
+// otherwise write sysctls once /proc is writable for its threads' names.
+// Async-signal-safe.
+bool ProcSettingsReadOnly() {
+  bool all = true;
+  for (const char* p : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}) {
+    const int fd = ::open(p, O_PATH | O_CLOEXEC);
+    if (fd < 0) continue;  // Not on this kernel.
+    all = ::mount(p, p, nullptr, MS_BIND | MS_REC, nullptr) == 0 && BindReadOnly(fd, p) && all;
+    ::close(fd);
+  }
+  return all;
+}
+
 // In the child's private mount namespace: a private /dev/shm, the writable
 // folders bound onto themselves (mounts of their own), then every other mount
 // read-only.
@@ -296,7 +311,7 @@ bool MakeMountsReadOnly(const std::vector<std::string>& writable, const std::vec
     }
   }
   ::close(fd);
-  return all && private_shm;
+  return ProcSettingsReadOnly() && all && private_shm;
 }
 
 // In the child's private mount namespace, where Landlock is not in force: a
@@ -355,6 +370,7 @@ bool OwnRoot(const std::vector<std::string>& paths) {
   }
   // From here on the child lives in the new root: only the report can fail.
   bool all = ::chdir("/") == 0 && ::umount2("/.old-root", MNT_DETACH) == 0 && ::rmdir("/.old-root") == 0;
+  all = ProcSettingsReadOnly() && all;
   all = ::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0 && all;
   if (::chdir(cwd) != 0) {
     (void)::chdir("/");

@@ -42,6 +42,7 @@ class SandboxTest : public TempDirTest {
     spec.argv = std::move(argv);
     spec.sandbox = box.value();
     spec.deadline = std::chrono::seconds(20);
+    spec.working_dir = (dir_ / "scratch").string();  // As a candidate's: the `root` layer keeps it.
     auto r = RunProcess(spec);
     EXPECT_TRUE(r.ok()) << r.message();
     return r.ok() ? r.value() : ProcessResult{};
@@ -252,6 +253,55 @@ TEST_F(SandboxTest, WithoutLandlockTheChildsRootHoldsOnlyTheListedPaths) {
   r = run(policy);
   EXPECT_NE(r.out.find("the reference outputs"), std::string::npos) << r.out << r.err;
   EXPECT_FALSE(r.sandbox_layers & kSandboxOwnRoot);
+}
+
+// The CUDA driver names its threads through /proc/<pid>/task/<tid>/comm (cuInit fails with error 304 when it
+// cannot), so the candidate policy makes /proc writable; /proc's kernel settings stay read-only in the child's mount
+// namespace, with or without Landlock: when the tests run as root (as on the GPU machine), a child mapped to the
+// host's root could otherwise change them. The sysctl is only opened for writing, never written: a test must not
+// change the host (an earlier version wrote the value back in two pieces and left swappiness at 6).
+TEST_F(SandboxTest, ThreadNamesAreWritableSysctlsAreNot) {
+  const std::string script =
+      "echo probe > /proc/self/comm && echo comm-written; { :; } 3>> /proc/sys/vm/swappiness && "
+      "echo sysctl-opened; echo end";
+  for (const bool landlock : {true, false}) {
+    SandboxPolicy policy = Policy();
+    policy.read_write.push_back("/proc");
+    policy.confine_files = landlock;
+    ProcessResult r = Run({"/bin/sh", "-c", script}, policy);
+    if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+    EXPECT_TRUE(r.sandbox_layers & kSandboxReadOnly) << r.Describe();
+    EXPECT_NE(r.out.find("comm-written"), std::string::npos) << landlock << r.out << r.err;
+    EXPECT_EQ(r.out.find("sysctl-opened"), std::string::npos) << landlock << r.out;
+    EXPECT_NE(r.out.find("end"), std::string::npos) << landlock << r.out << r.err;
+    if (::geteuid() == 0) EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << landlock << r.err;
+  }
+}
+
+// Where Landlock is not in force, a child whose user maps to the host's root (anvil run as root, as on the GPU
+// machine) passes the file permission checks of root-owned files: the `root` layer keeps sysfs read-only and /dev
+// down to the listed device files. Files are only opened for writing, never written.
+TEST_F(SandboxTest, WithoutLandlockTheRootLayerKeepsSysfsAndHostDevicesOutOfReach) {
+  SandboxPolicy policy = Policy();
+  policy.read_only = {"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys", dir_ / "allowed"};  // No /dev.
+  policy.read_write = {dir_ / "scratch", "/dev/null"};
+  policy.confine_files = false;
+  const std::string script =
+      "{ :; } 3>> /sys/kernel/profiling && echo sysfs-opened; { :; } 3>> /dev/kmsg && echo kmsg-opened; "
+      "echo x > /dev/null && echo null-written; echo end";
+  ProcessResult r = Run({"/bin/sh", "-c", script}, policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  ASSERT_TRUE(r.sandbox_layers & kSandboxOwnRoot) << r.Describe() << r.err;
+  EXPECT_EQ(r.out.find("sysfs-opened"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kmsg-opened"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("null-written\nend"), std::string::npos) << r.out << r.err;
+  // Without the layer (rofs alone leaves /sys and /dev as they are) root reaches both: the test can fail.
+  policy.own_root = false;
+  r = Run({"/bin/sh", "-c", script}, policy);
+  if (::geteuid() == 0 && fs::exists("/sys/kernel/profiling")) {
+    EXPECT_NE(r.out.find("sysfs-opened"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("kmsg-opened"), std::string::npos) << r.out << r.err;
+  }
 }
 
 TEST_F(SandboxTest, NoNetworkInterfacesWhenIsolated) {

@@ -38,6 +38,18 @@ bool IsInputSetFolder(const fs::path& p) {
   return name.starts_with("trial_") || name.starts_with("timing_") || name.starts_with("held_out_");
 }
 
+// The existing paths of $`name` (colon-separated), appended to `paths`.
+void ExtraPaths(const char* name, std::vector<fs::path>& paths) {
+  const char* value = std::getenv(name);
+  for (std::string_view rest = value != nullptr ? value : ""; !rest.empty();) {
+    const std::size_t colon = rest.find(':');
+    const std::string one(rest.substr(0, colon));
+    std::error_code ec;
+    if (!one.empty() && fs::exists(one, ec)) paths.emplace_back(one);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  }
+}
+
 }  // namespace
 
 SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access) {
@@ -45,16 +57,9 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   for (const char* f : kSystemFolders) policy.read_only.emplace_back(f);
   for (const auto& p : torch.python_paths) policy.read_only.emplace_back(p);
   for (const auto& p : access.read) policy.read_only.push_back(p);
-  // Paths a device driver needs that the lists above miss (docs/sandbox.md): read-only, like the system folders.
-  if (const char* extra = std::getenv("ANVIL_SANDBOX_READ"); extra != nullptr) {
-    for (std::string_view rest = extra; !rest.empty();) {
-      const std::size_t colon = rest.find(':');
-      const std::string_view one = rest.substr(0, colon);
-      std::error_code ec;
-      if (!one.empty() && fs::exists(std::string(one), ec)) policy.read_only.emplace_back(std::string(one));
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-  }
+  // Paths a device driver needs that the lists above miss (docs/sandbox.md).
+  ExtraPaths("ANVIL_SANDBOX_READ", policy.read_only);
+  ExtraPaths("ANVIL_SANDBOX_WRITE", policy.read_write);
   for (const char* f : kDeviceFiles) policy.read_write.emplace_back(f);
   // GPU device nodes (/dev/nvidia0, nvidiactl, nvidia-uvm, nvidia-caps/, ...).
   std::error_code ec;
@@ -64,6 +69,11 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
       policy.read_write.push_back(entry.path());
   }
   policy.read_write.push_back(access.scratch);
+  // The CUDA driver names its threads during cuInit by writing /proc/<pid>/task/<tid>/comm, and fails with error
+  // 304 when it cannot (NVIDIA/OpenShell#710): the child's own /proc entries are not known before it runs, so /proc
+  // is writable as a whole, for what the kernel lets the user write there. Its kernel settings (/proc/sys, ...)
+  // stay read-only in the child's mount namespace (core/sandbox.h, rofs and root).
+  policy.read_write.emplace_back("/proc");
   policy.hidden = access.hidden;
   policy.max_file_bytes = access.max_file_bytes;
   return policy;
@@ -156,7 +166,12 @@ SandboxProbe ProbeSandbox(const TorchInfo& torch, const std::string& device, con
   } else {
     if (on.value()) {
       auto box = Sandbox::Prepare(policy);
-      if (box.ok()) spec.sandbox = box.value();
+      if (!box.ok()) {  // Never "ok" for a probe that would have run outside the sandbox.
+        probe.message = "the sandbox could not be prepared: " + box.message();
+        (void)RemoveTree(scratch.value());
+        return probe;
+      }
+      spec.sandbox = box.value();
       for (auto& kv : CandidateEnvironment(scratch.value())) spec.env.push_back(kv);
     }
     auto r = RunProcess(spec);
