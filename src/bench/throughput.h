@@ -49,7 +49,8 @@ struct ThroughputReport {
   std::vector<Verdict> cold, warm;
   std::vector<StockOutcome> stock;  // Per job; ran = false where the sample skipped it.
   std::vector<BenchPass> passes;
-  double pch_seconds = 0;  // The torch PCH built during the cold pass (once per machine and torch).
+  double pch_seconds = 0;             // The torch PCH built during the cold pass (once per machine and torch).
+  double stock_deadline_seconds = 0;  // The stock path's limit per candidate.
   int gpus = 1;
   int jobs_per_gpu = 1;
   int compile_ahead = 0;
@@ -78,6 +79,15 @@ struct ThroughputOptions {
   // new. Off: the candidates as they are.
   bool distinct_builds = true;
 };
+
+// The stock path's mean seconds per candidate over the whole set when it ran
+// on a sample: a sampled candidate counts what it took; one it did not run
+// counts the mean of the sampled ones of its kind — those anvil's cold pass
+// found to hang (status timeout), which cost the stock path its limit, and
+// the others — so a sample that over- or under-represents hangs does not
+// skew the rate. nullopt when the stock path ran on every candidate or on
+// none.
+std::optional<double> EstimatedStockSeconds(const ThroughputReport& r);
 
 // `text` with the extension name of each load_inline call (its `name=` string)
 // given `suffix`; `renamed` counts them.

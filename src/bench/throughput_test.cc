@@ -29,5 +29,32 @@ TEST(RenameExtensionsTest, LeavesOtherNamesAndComputedNamesAlone) {
   EXPECT_EQ(renamed, 0);
 }
 
+TEST(EstimatedStockSecondsTest, CountsEachUnsampledCandidateAtItsKindsMean) {
+  ThroughputReport r;
+  r.jobs.resize(6);
+  r.cold.resize(6);
+  r.stock.resize(6);
+  r.stock_deadline_seconds = 120;
+  // anvil found candidates 1 and 4 to hang; the sample (0, 1, 3) holds one of them.
+  r.cold[1].status = r.cold[4].status = VerdictStatus::kTimeout;
+  for (int i : {0, 1, 3}) r.stock[i].ran = true;
+  r.stock[0].seconds = 50;
+  r.stock[1].seconds = 121;
+  r.stock[1].error = "timed out";
+  r.stock[3].seconds = 60;
+  // 50 + 121 + 55 + 60 + 121 + 55 over 6: the unsampled hang at the sampled hang's time, the rest at 55.
+  auto per = EstimatedStockSeconds(r);
+  ASSERT_TRUE(per.has_value());
+  EXPECT_DOUBLE_EQ(*per, (50 + 121 + 55 + 60 + 121 + 55) / 6.0);
+  // A sample without a hang: the unsampled hangs cost the stock path's limit.
+  r.stock[1].ran = false;
+  EXPECT_DOUBLE_EQ(*EstimatedStockSeconds(r), (50 + 120 + 55 + 60 + 120 + 55) / 6.0);
+  // The whole set, or none of it: nothing to estimate.
+  for (auto& s : r.stock) s.ran = true;
+  EXPECT_FALSE(EstimatedStockSeconds(r).has_value());
+  for (auto& s : r.stock) s.ran = false;
+  EXPECT_FALSE(EstimatedStockSeconds(r).has_value());
+}
+
 }  // namespace
 }  // namespace anvil

@@ -55,6 +55,9 @@ def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
     for phase in ("process.start", "process.load", "process.trials", "overhead", "compile_wait"):
         assert phase in cold and cold[phase]["n"] == 2, phase
     assert "anvil (cold) / stock" in proc.stdout and "| anvil_warm |" in proc.stdout
+    # The stock path ran on 1 of the 2: the whole set's rate is estimated from it (no hang: the sample's mean).
+    assert r["stock_estimate"]["seconds_per_candidate"] == c["stock"]["seconds"], r["stock_estimate"]
+    assert "estimated from its sample" in proc.stdout
 
 
 def test_throughput_needs_load_inline_candidates_and_a_fresh_work_folder(tmp_path):
