@@ -63,17 +63,20 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   for (const char* f : kDeviceFiles) policy.read_write.emplace_back(f);
   // GPU device nodes (/dev/nvidia0, nvidiactl, nvidia-uvm, nvidia-caps/, ...).
   std::error_code ec;
+  bool gpu = false;
   for (const auto& entry : fs::directory_iterator("/dev", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("nvidia") || name.starts_with("mtgpu") || name == "dri")
+    if (name.starts_with("nvidia") || name.starts_with("mtgpu") || name == "dri") {
       policy.read_write.push_back(entry.path());
+      gpu = true;
+    }
   }
   policy.read_write.push_back(access.scratch);
   // The CUDA driver names its threads during cuInit by writing /proc/<pid>/task/<tid>/comm, and fails with error
-  // 304 when it cannot (NVIDIA/OpenShell#710): the child's own /proc entries are not known before it runs, so /proc
-  // is writable as a whole, for what the kernel lets the user write there. Its kernel settings (/proc/sys, ...)
-  // stay read-only in the child's mount namespace (core/sandbox.h, rofs and root).
-  policy.read_write.emplace_back("/proc");
+  // 304 when it cannot (NVIDIA/OpenShell#710): the child's own /proc entries are not known before it runs, so on a
+  // machine with a GPU driver /proc is writable as a whole, for what the kernel lets the user write there. Its
+  // kernel settings (/proc/sys, ...) stay read-only in the child's mount namespace (core/sandbox.h, rofs and root).
+  if (gpu) policy.read_write.emplace_back("/proc");
   policy.hidden = access.hidden;
   policy.max_file_bytes = access.max_file_bytes;
   return policy;
