@@ -49,8 +49,8 @@ struct SandboxPolicy {
   bool user_namespace = true;     // No capabilities over other processes.
   bool network_namespace = true;  // No network interfaces.
   // In the private mount namespace (needs the user namespace), every mount
-  // read-only but the read_write folders and the kernel's trees (/proc, /sys,
-  // /dev): no writes outside the scratch even where Landlock is unavailable.
+  // read-only but the read_write folders, /proc (less its kernel settings) and
+  // /dev: no writes outside the scratch even where Landlock is unavailable.
   bool read_only_mounts = true;
   // Where Landlock is not in force (unavailable, or switched off for a GPU
   // driver), in the private mount namespace: a root of the listed paths only.

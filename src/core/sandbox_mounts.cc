@@ -35,7 +35,10 @@ void UnescapeOctal(char* s) {
 }
 
 // One line of /proc/self/mountinfo: its mount point read-only (keeping the
-// flags a user namespace may not drop), unless it is writable or the kernel's.
+// flags a user namespace may not drop), unless it is writable, /proc (its
+// kernel settings are made read-only on their own) or /dev (the device files
+// must stay usable). sysfs is made read-only too: a child whose user maps to
+// the host's root would pass its permission checks.
 bool RemountLineReadOnly(char* line, const std::vector<std::string>& writable) {
   char* field[6] = {};
   int n = 0;
@@ -47,7 +50,7 @@ bool RemountLineReadOnly(char* line, const std::vector<std::string>& writable) {
   if (n < 6) return true;
   char* point = field[4];
   UnescapeOctal(point);
-  for (const char* kernel : {"/proc", "/sys", "/dev"}) {
+  for (const char* kernel : {"/proc", "/dev"}) {
     if (PathIsUnder(point, kernel)) return true;
   }
   for (const auto& w : writable) {
