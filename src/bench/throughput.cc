@@ -328,6 +328,15 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   return report;
 }
 
+namespace {
+
+// The cold pass's verdicts/hour without the one-time torch PCH build.
+double RateWithoutPch(const BenchPass& cold, const ThroughputReport& r) {
+  return cold.candidates * 3600.0 / std::max(cold.seconds - r.pch_seconds, 1e-9);
+}
+
+}  // namespace
+
 std::optional<double> EstimatedStockSeconds(const ThroughputReport& r) {
   const std::size_t n = r.jobs.size();
   auto hung = [&](std::size_t i) { return i < r.cold.size() && r.cold[i].status == VerdictStatus::kTimeout; };
@@ -383,9 +392,8 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
   if (cold && stock && stock->verdicts_per_hour > 0) {
     md << "\nanvil (cold) / stock: **" << Fixed(cold->verdicts_per_hour / stock->verdicts_per_hour, 1) << "x**";
     if (r.pch_seconds > 0) {
-      const double without = cold->candidates * 3600.0 / std::max(cold->seconds - r.pch_seconds, 1e-9);
-      md << " (" << Fixed(without / stock->verdicts_per_hour, 1) << "x without the one-time torch PCH build, "
-         << Fixed(r.pch_seconds, 1) << " s)";
+      md << " (" << Fixed(RateWithoutPch(*cold, r) / stock->verdicts_per_hour, 1)
+         << "x without the one-time torch PCH build, " << Fixed(r.pch_seconds, 1) << " s)";
     }
     md << "\n";
   }
@@ -396,8 +404,7 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
        << Fixed(*per, 1) << " s a candidate, " << Fixed(rate, 0) << "/h: anvil (cold) / stock **"
        << Fixed(cold->verdicts_per_hour / rate, 1) << "x**";
     if (r.pch_seconds > 0) {
-      const double without = cold->candidates * 3600.0 / std::max(cold->seconds - r.pch_seconds, 1e-9);
-      md << " (" << Fixed(without / rate, 1) << "x without the one-time torch PCH build)";
+      md << " (" << Fixed(RateWithoutPch(*cold, r) / rate, 1) << "x without the one-time torch PCH build)";
     }
     md << "\n";
   }

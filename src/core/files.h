@@ -20,7 +20,7 @@ Result<std::string> ReadFile(const std::filesystem::path& path);
 // The parent directory must exist. On error the temporary file is removed.
 Status WriteFileAtomic(const std::filesystem::path& path, std::string_view data);
 
-// Creates a fresh private (0700) directory named `<prefix><pid>-XXXXXX` under
+// Creates a fresh private (0700) directory named `<prefix><pid>-` and six random characters (mkdtemp) under
 // $TMPDIR, or /tmp when $TMPDIR is unset or empty. The caller owns it and
 // removes it (RemoveTree); a process killed first leaves it to the next
 // anvil (core/left_folders.h). `prefix` must not contain '/'.

@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kTransientPrefixes[] = {"anvil-eval-", "anvil-extract-", "anvil-prepare-", "anvil-expand-",
                                               "anvil-sandbox-probe-"};
 
-// The pid in `<prefix><pid>-XXXXXX`, or 0.
+// The pid in `<prefix><pid>-` + six random characters, or 0.
 pid_t OwnerPid(const std::string& name) {
   for (const char* prefix : kTransientPrefixes) {
     const std::string p = prefix;

@@ -6,7 +6,7 @@
 // Only anvil's own transient folders are touched (anvil-eval-, -extract-,
 // -prepare-, -expand-, -sandbox-probe-; never a bench's work folder or one
 // kept with --keep-work), only when the process named in the folder's name
-// (core/files.h: `<prefix><pid>-XXXXXX`) is gone, and only when the folder has
+// (core/files.h: `<prefix><pid>-` and six random characters) is gone, and only when the folder has
 // not changed for `min_age` (a guard for a /tmp shared across pid namespaces).
 #pragma once
 

@@ -15,9 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/sandbox_mounts.h"
@@ -218,10 +218,9 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
       while (t.size() > 1 && t.back() == '/') t.pop_back();
       return t;
     };
-    std::vector<std::pair<std::string, char>> all;  // Path, 'r' or 'w'.
-    for (const auto& p : policy.read_only) all.emplace_back(norm(p), 'r');
-    for (const auto& p : policy.read_write) all.emplace_back(norm(p), 'w');
-    std::sort(all.begin(), all.end());
+    std::map<std::string, char> all;  // Path -> 'r' or 'w' (listed both ways: 'w'), sorted.
+    for (const auto& p : policy.read_only) all.emplace(norm(p), 'r');
+    for (const auto& p : policy.read_write) all[norm(p)] = 'w';
     for (const auto& [path, mode] : all) {
       // Already there with the same access through a folder above it: no mount of its own (but the child's
       // /dev/shm is a tmpfs of its own, whatever is listed above it).

@@ -251,13 +251,22 @@ std::vector<int> RecheckSample(int sets, int k, uint64_t seed) {
   return index;
 }
 
-double MedianUntimedMs(const ClockedCalls& calls) {
+namespace {
+
+// Median per call of wall - event, less the call's wait for a CPU when
+// `excuse_queued` (and every call has one).
+double MedianGapMs(const ClockedCalls& calls, bool excuse_queued) {
+  const bool excuse = excuse_queued && calls.queued_ms.size() == calls.wall_ms.size();
   std::vector<double> gap;
   for (std::size_t i = 0; i < calls.wall_ms.size() && i < calls.event_ms.size(); ++i) {
-    gap.push_back(calls.wall_ms[i] - calls.event_ms[i]);
+    gap.push_back(calls.wall_ms[i] - calls.event_ms[i] - (excuse ? calls.queued_ms[i] : 0));
   }
   return Median(gap);
 }
+
+}  // namespace
+
+double MedianUntimedMs(const ClockedCalls& calls) { return MedianGapMs(calls, false); }
 
 std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms, bool excuse_queued) {
   if (!calls.violation.empty()) {
@@ -271,11 +280,7 @@ std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_
     }
   }
   const bool excuse = excuse_queued && calls.queued_ms.size() == calls.wall_ms.size();
-  std::vector<double> gap;
-  for (std::size_t i = 0; i < calls.wall_ms.size() && i < calls.event_ms.size(); ++i) {
-    gap.push_back(calls.wall_ms[i] - calls.event_ms[i] - (excuse ? calls.queued_ms[i] : 0));
-  }
-  const double untimed = Median(gap);
+  const double untimed = MedianGapMs(calls, excuse);
   const double timed = Median(calls.event_ms);
   // Honest calls leave a constant ~0.1-0.3 ms outside their events (the
   // channel, the synchronize); a third of the call is not that.
