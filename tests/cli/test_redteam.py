@@ -2,6 +2,7 @@
 on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -262,6 +263,98 @@ def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
                            env={"ANVIL_SANDBOX": "-landlock,-root"})
     assert v["status"] == "wrong_answer" and "root" not in v["gates"]["run"]["sandbox"], v["feedback"]
+
+
+PARENT_MEMORY = """// anvil-about: opens the memory of the processes above it (its parent, the anvil or zygote that started it,
+// and theirs) for reading through /proc by raw system call instructions; honest only when every open is refused
+#include <cstdint>
+
+#include "anvil/native.h"
+
+static long Raw(long n, long a = 0, long b = 0, long c = 0) {
+  long ret;
+  asm volatile(".byte 0x0f, 0x05" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+
+// "/proc/<pid>/<leaf>", spelled without a string literal a scan could read.
+static void ProcPath(char* out, long pid, const char* leaf) {
+  const char head[] = {'/', 'p', 'r', 'o', 'c', '/'};
+  int n = 0;
+  for (char c : head) out[n++] = c;
+  char digits[24];
+  int d = 0;
+  do { digits[d++] = static_cast<char>('0' + pid % 10); pid /= 10; } while (pid > 0);
+  while (d > 0) out[n++] = digits[--d];
+  out[n++] = '/';
+  while (*leaf) out[n++] = *leaf++;
+  out[n] = 0;
+}
+
+// The parent of `pid` from /proc/<pid>/stat ("pid (comm) S ppid ..."), or 0.
+static long ParentOf(long pid) {
+  char path[64], buf[512];
+  const char leaf[] = {'s', 't', 'a', 't', 0};
+  ProcPath(path, pid, leaf);
+  const long fd = Raw(257, -100, reinterpret_cast<long>(path), 0);
+  if (fd < 0) return 0;
+  const long n = Raw(0, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
+  Raw(3, fd);
+  if (n <= 0) return 0;
+  long i = n - 1;
+  while (i > 0 && buf[i] != ')') --i;
+  i += 4;  // ") S "
+  long ppid = 0;
+  while (i < n && buf[i] >= '0' && buf[i] <= '9') ppid = ppid * 10 + (buf[i++] - '0');
+  return ppid;
+}
+
+static bool OpensAnAncestorsMemory() {
+  const char leaf[] = {'m', 'e', 'm', 0};
+  long pid = Raw(110);  // getppid
+  for (int up = 0; up < 3 && pid > 1; ++up, pid = ParentOf(pid)) {
+    char path[64];
+    ProcPath(path, pid, leaf);
+    const long fd = Raw(257, -100, reinterpret_cast<long>(path), 0);
+    if (fd >= 0) return true;
+  }
+  return false;
+}
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int, anvil_tensor* out, int, void*) {
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  const bool opened = OpensAnAncestorsMemory();
+  for (int64_t i = 0; i < n; ++i) y[i] = opened ? 0.0f : (x[i] > 0.0f ? x[i] : 0.0f);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("zygote", ["1", "0"])
+def test_a_candidate_cannot_open_the_memory_of_anvil_or_the_zygote(tmp_path, zygote):
+    # anvil holds the seeds and compares against the reference outputs; the zygote forks every later worker. A
+    # child whose user is theirs (anvil run as root, or the same user) passes the uid part of the /proc/<pid>/mem
+    # access check, and without Landlock (the H200) no path rule stops the open (/proc is even writable on a machine
+    # with a GPU driver). The user namespace does: a process in another user namespace needs CAP_SYS_PTRACE in its
+    # target's, and a candidate has none there.
+    cand = tmp_path / "parent_memory_native.cpp"
+    cand.write_text(PARENT_MEMORY)
+    for sandbox in ("", "-landlock"):
+        (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                               env={"ANVIL_SANDBOX": sandbox, "ANVIL_ZYGOTE": zygote})
+        if "userns" not in v["gates"]["run"]["sandbox"]:
+            pytest.skip("no user namespaces here")
+        assert v["status"] == "pass", (sandbox, v["feedback"])
+    if os.geteuid() != 0:
+        return
+    # The child of anvil run as root without the user namespace keeps root's capabilities and opens them: the
+    # candidate works, and the user namespace is what stops it.
+    (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
+                           env={"ANVIL_SANDBOX": "-landlock,-userns", "ANVIL_ZYGOTE": zygote})
+    assert "userns" not in v["gates"]["run"]["sandbox"], v["gates"]["run"]["sandbox"]
+    assert v["status"] == "wrong_answer", v["feedback"]
 
 
 def test_held_out_auto_needs_no_sidecar_and_skips_what_the_reference_cannot_take(tmp_path):
