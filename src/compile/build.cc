@@ -105,13 +105,19 @@ struct Job {
   // runs and only its log counts. `torch_headers` then says which built it.
   std::optional<std::pair<std::size_t, std::vector<std::string>>> first_try;
   std::string torch_headers;  // Without a first try: "full" for a CUDA build, "" otherwise.
-  // The nvcc compile, run in phases (compile/nvcc_phases.h).
+  // The nvcc compile, run in phases (compile/nvcc_phases.h); the first line
+  // of cuda.cu after anvil's preamble (0: no preamble).
   std::optional<std::size_t> nvcc_command;
+  int nvcc_first_own_line = 0;
 };
 
 // Which headers built cuda.cu: a file in the artifact's folder, so a cached
 // artifact still says.
 constexpr char kTorchHeadersFile[] = "torch_headers";
+
+// The start of every kernelbench extension's cuda.cu: the same for all, so the
+// torch part of nvcc's host compile is too (compile/host_pch.h).
+constexpr char kCudaPreamble[] = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n";
 
 // Runs a job unless its artifact is cached; returns the artifact path or "".
 std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOptions& options, CompileResult& result,
@@ -159,7 +165,8 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     }
     auto compile = [&](const std::vector<std::string>& argv) {
       if (job.nvcc_command != i) return RunCompiler(argv, options.deadline);
-      return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline);
+      return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline,
+                             HostPchUse{&cache, job.nvcc_first_own_line});
     };
     if (!job.first_try || job.first_try->first != i) return compile(commands[i]);
     const std::vector<std::string> slim = in_scratch(job.first_try->second);
@@ -346,8 +353,8 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     }
     std::string cuda_cu;
     if (with_cuda) {
-      cuda_cu = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n";
-      int cline = 4;
+      cuda_cu = kCudaPreamble;
+      int cline = CountLines(kCudaPreamble);  // Its first own line.
       for (const auto& src : ext.cuda_sources) {
         int at = LocateInCandidate(src, candidate.text);
         if (at > 0) maps.push_back({"cuda.cu", cline, CountLines(src), candidate.file_name, at});
@@ -391,6 +398,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       Append(nvcc, {"-c", "@SCRATCH@cuda.cu", "-o", "@SCRATCH@cuda.o"});
       job.torch_headers = "full";
       job.nvcc_command = job.commands.size();
+      job.nvcc_first_own_line = CountLines(kCudaPreamble);
       if (!slim_headers.empty()) {
         std::vector<std::string> slim = {nvcc[0], "-I", SlimTorchDir().string(), "-DAT_PER_OPERATOR_HEADERS"};
         slim.insert(slim.end(), nvcc.begin() + 1, nvcc.end());

@@ -6,8 +6,8 @@
 #include <regex>
 #include <sstream>
 
+#include "compile/host_pch.h"
 #include "core/files.h"
-#include "core/sha256.h"
 #include "core/subprocess.h"
 
 namespace anvil {
@@ -102,7 +102,7 @@ std::optional<NvccPhases> ParseNvccDryRun(const std::string& dry_run_err) {
 }
 
 Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const fs::path& temp_dir,
-                                    std::chrono::seconds deadline) {
+                                    std::chrono::seconds deadline, const HostPchUse& host_pch) {
   if (const char* off = std::getenv("ANVIL_NVCC_PHASES"); off != nullptr && std::string(off) == "0") {
     return RunCompiler(argv, deadline);
   }
@@ -124,9 +124,12 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
     return RunCompiler(argv, deadline);
   }
 
-  // Any name both front ends agree on will do; this one is unique per build
-  // (the command names the build folder).
-  std::string id = "_" + Sha256Hex(JoinCommand(argv)).substr(0, 8) + "_7_cuda_cu";
+  // Any name both front ends agree on will do. It names the translation
+  // unit's anonymous namespace in cudafe++'s output, so it is the same for
+  // every build: then the torch part of that output is too, and can be
+  // precompiled (compile/host_pch.h). Each extension is a shared object of
+  // its own, and the names it forms are hidden in it.
+  const std::string id = "_anvil_7_cuda_cu";
   if (Status s = WriteFileAtomic(phases->module_id_file, id); !s.ok()) return s;
   auto host = std::async(std::launch::async, [&] { return RunScript(Script(*phases, phases->host), end); });
   auto device = RunScript(Script(*phases, phases->device), end);
@@ -147,7 +150,16 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
     ok = front.value().Succeeded() && device.value().Succeeded();
   }
   if (ok) {
-    auto last = RunScript(Script(*phases, {phases->final}), end);
+    auto run_line = [&](const std::string& line) { return RunScript(Script(*phases, {line}), end); };
+    Result<ProcessResult> last = Status::Error("");
+    if (host_pch.cache != nullptr && host_pch.first_own_line > 0) {
+      HostCompile host = RunHostCompile(phases->final, host_pch.first_own_line, *host_pch.cache, run_line);
+      run.log += host.log;
+      if (host.use == "built") run.step_seconds["nvcc_host_pch"] = host.pch_seconds;
+      last = std::move(host.run);
+    } else {
+      last = run_line(phases->final);
+    }
     if (!last.ok()) return last.status();
     run.step_seconds["nvcc_host_compile"] = last.value().wall_seconds;
     run.log += last.value().out + last.value().err;

@@ -8,10 +8,13 @@
 
 namespace anvil {
 
-FileLock::FileLock(const std::filesystem::path& path) : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
+FileLock::FileLock(const std::filesystem::path& path, bool wait)
+    : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600)) {
   if (fd_ < 0) return;
-  while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  int rc;
+  while ((rc = flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
   }
+  held_ = rc == 0;
 }
 
 FileLock::~FileLock() {

@@ -11,13 +11,18 @@ namespace anvil {
 
 class FileLock {
  public:
-  explicit FileLock(const std::filesystem::path& path);
+  explicit FileLock(const std::filesystem::path& path) : FileLock(path, true) {}
+  // With `wait` false, takes the lock only if no one holds it: see held().
+  FileLock(const std::filesystem::path& path, bool wait);
   ~FileLock();
+  // Whether this object holds the lock (always, when it waited and the file opened).
+  bool held() const { return held_; }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
  private:
   int fd_;
+  bool held_ = false;
 };
 
 }  // namespace anvil

@@ -33,5 +33,21 @@ TEST(FileLockTest, SecondHolderWaitsForTheFirst) {
   (void)RemoveTree(dir.value());
 }
 
+TEST(FileLockTest, ATryThatFindsTheLockHeldGoesOnWithoutIt) {
+  auto dir = MakeTempDir("anvil-lock-test-");
+  ASSERT_TRUE(dir.ok());
+  auto path = dir.value() / "x.lock";
+  {
+    FileLock first(path);
+    EXPECT_TRUE(first.held());
+    // flock locks belong to the open file: a second open in the same process conflicts too.
+    FileLock second(path, /*wait=*/false);
+    EXPECT_FALSE(second.held());
+  }
+  FileLock after(path, /*wait=*/false);
+  EXPECT_TRUE(after.held());
+  (void)RemoveTree(dir.value());
+}
+
 }  // namespace
 }  // namespace anvil
