@@ -129,8 +129,14 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
     return out;
   }
 
-  // None yet: one builder makes it beside its plain compile; the others do
-  // not wait for it.
+  // None yet. A flag set seen for the first time only leaves a mark: a PCH
+  // (~270 MB) is made for the flag sets that come back, by one builder beside
+  // its plain compile; the others do not wait for it.
+  const std::string seen = Sha256Hex("nvcc-host-pch-seen\n" + key);
+  if (!cache.Lookup(seen)) {
+    if (auto mark = cache.Scratch(); mark.ok()) (void)cache.Publish(seen, mark.value());
+    return plain();
+  }
   FileLock lock(cache.LockPath(key), /*wait=*/false);
   if (!lock.held()) return plain();
   auto scratch = cache.Scratch();

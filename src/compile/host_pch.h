@@ -9,7 +9,9 @@
 // differs, which changes nothing in the object). So that part is
 // precompiled once, keyed by its text and the command, and later builds
 // compile `#include "<cache>/prefix.h"` followed by their own part: about a
-// third of the time on a CPU. g++ reads the header's text where it cannot use
+// third of the time on a CPU. The PCH is made the second time a flag set
+// comes (the first build of a flag set only leaves a mark), beside that
+// build's plain host compile. g++ reads the header's text where it cannot use
 // the PCH, and the object is the same either way (host_pch_test.cc); a
 // compile that fails with it runs again as nvcc wrote it.
 // ANVIL_HOST_PCH=0 turns it off.
