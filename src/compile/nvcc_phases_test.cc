@@ -141,5 +141,60 @@ TEST_F(NvccPhasesBuildTest, ReportsTheFrontEndsErrorOnce) {
   EXPECT_FALSE(fs::exists(dir_ / "phased.o"));
 }
 
+// nvcc's host compile with the torch part precompiled (compile/host_pch.h), for real: builds of sources that share
+// a preamble, in folders of their own.
+TEST_F(NvccPhasesBuildTest, LaterBuildsUseThePrecompiledHostPartAndWriteTheSameObject) {
+  const std::string preamble = "#include <vector>\n#include <map>\n#include <string>\n";
+  const std::string own =
+      "__global__ void scale(float* x, float a, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) x[i] *= a;\n"
+      "}\n"
+      "namespace { std::map<std::string, int> calls; }\n"
+      "std::vector<float> launch(float* x, float a, int n) {\n"
+      "  ++calls[\"launch\"];\n"
+      "  scale<<<(n + 255) / 256, 256>>>(x, a, n);\n"
+      "  return std::vector<float>(n, a);\n"
+      "}\n";
+  ArtifactCache cache(dir_ / "cache");
+  auto build = [&](const std::string& name, const std::string& text, bool with_pch) {
+    const fs::path folder = dir_ / name;
+    fs::create_directories(folder);
+    EXPECT_TRUE(WriteFileAtomic(folder / "k.cu", preamble + text).ok());
+    std::vector<std::string> argv = {nvcc_,
+                                     "-gencode",
+                                     "arch=compute_90,code=sm_90",
+                                     "-DTORCH_EXTENSION_NAME=" + name,
+                                     "-c",
+                                     (folder / "k.cu").string(),
+                                     "-o",
+                                     (folder / "k.o").string()};
+    auto run = RunNvccInPhases(argv, folder / "tmp", std::chrono::seconds(300),
+                               with_pch ? HostPchUse{&cache, 4} : HostPchUse{});
+    EXPECT_TRUE(run.ok()) << run.message();
+    return run.ok() ? run.value() : CompilerRun{};
+  };
+  CompilerRun first = build("first", own, true);
+  ASSERT_TRUE(first.ok) << first.log;
+  EXPECT_FALSE(first.step_seconds.count("nvcc_host_pch")) << first.log;  // A flag set seen once: no PCH yet.
+  CompilerRun again = build("again", own, true);
+  ASSERT_TRUE(again.ok) << again.log;
+  EXPECT_TRUE(again.step_seconds.count("nvcc_host_pch")) << again.log;  // Made beside its plain compile.
+  CompilerRun second = build("second", own, true);
+  ASSERT_TRUE(second.ok) << second.log;
+  EXPECT_NE(second.log.find("used the precompiled"), std::string::npos) << second.log;
+  EXPECT_FALSE(second.step_seconds.count("nvcc_host_pch"));
+  CompilerRun plain = build("plain", own, false);
+  ASSERT_TRUE(plain.ok) << plain.log;
+  for (const char* section : {".text", ".data", ".rodata", ".nv_fatbin", ".nvFatBinSegment", ".init_array"}) {
+    EXPECT_EQ(Section("second/k.o", section), Section("plain/k.o", section)) << section;
+  }
+  EXPECT_GT(Section("second/k.o", ".text").size(), 100u);
+  // A source whose own part does not compile gets the compiler's error, as without the PCH.
+  CompilerRun broken = build("broken", "void host_only() { undeclared_host_name(); }\n", true);
+  EXPECT_FALSE(broken.ok);
+  EXPECT_NE(broken.log.find("undeclared_host_name"), std::string::npos) << broken.log;
+}
+
 }  // namespace
 }  // namespace anvil
