@@ -111,7 +111,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
 
   if (auto dir = cache.Lookup(key)) {
     // Same file name, so the object is the same (static initializers are
-    // named after it); the stub it includes is found beside it, as before.
+    // named after it); the registration code it includes is found beside it.
     const std::string own = "#include \"" + (*dir / kPrefix).string() + "\"\n" + std::string(split->rest);
     if (!WriteFileAtomic(files->input, own).ok()) return plain();
     out.run = run_line(ReplaceAll(final, " -c ", " -Winvalid-pch -c "));
