@@ -37,6 +37,14 @@ constexpr uint64_t kFsTruncate = 1ULL << 14;  // LANDLOCK_ACCESS_FS_TRUNCATE (AB
 constexpr uint64_t kFileRights =
     LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kFsTruncate;
 
+// struct landlock_ruleset_attr as of ABI 6 (older system headers lack `scoped`).
+struct RulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+constexpr uint64_t kScopeSignal = 1ULL << 1;  // LANDLOCK_SCOPE_SIGNAL (ABI 6).
+
 int LandlockAbi() {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi < 0 ? 0 : static_cast<int>(abi);
@@ -195,6 +203,7 @@ std::vector<std::string> SandboxLayerNames(uint32_t layers) {
   if (layers & kSandboxHidden) names.push_back("hidden");
   if (layers & kSandboxReadOnly) names.push_back("rofs");
   if (layers & kSandboxOwnRoot) names.push_back("root");
+  if (layers & kSandboxSignals) names.push_back("signals");
   return names;
 }
 
@@ -239,12 +248,19 @@ Result<std::shared_ptr<const Sandbox>> Sandbox::Prepare(const SandboxPolicy& pol
   if (box->landlock_abi_ <= 0) return std::shared_ptr<const Sandbox>(box);
 
   const uint64_t write = kFsWriteV1 | (box->landlock_abi_ >= 3 ? kFsTruncate : 0);
-  struct landlock_ruleset_attr attr = {};
+  RulesetAttr attr = {};
   attr.handled_access_fs = kFsRead | write;
-  // Only the first field: older kernels reject a larger struct with unknown fields set.
-  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0));
+  // From ABI 6 the domain also keeps signals in: the child cannot signal any
+  // process outside it (other candidates, the host's daemons), whatever their
+  // user. Older kernels get only the first field: they reject a larger struct
+  // with unknown fields set.
+  box->signal_scoped_ = policy.scope_signals && box->landlock_abi_ >= 6;
+  if (box->signal_scoped_) attr.scoped = kScopeSignal;
+  const std::size_t size = box->signal_scoped_ ? sizeof(attr) : sizeof(attr.handled_access_fs);
+  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (fd < 0) {
     box->landlock_abi_ = 0;
+    box->signal_scoped_ = false;
     return std::shared_ptr<const Sandbox>(box);
   }
   ::fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -270,6 +286,7 @@ std::string Sandbox::Describe() const {
                       {"shm_readable", shm_readable_},
                       {"root_paths", root_paths_},
                       {"own_root", policy_.own_root},
+                      {"signal_scoped", signal_scoped_},
                       {"read_only_mounts", policy_.read_only_mounts},
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
@@ -291,6 +308,7 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->shm_readable_ = j.at("shm_readable").get<std::vector<std::string>>();
     box->root_paths_ = j.at("root_paths").get<std::vector<std::string>>();
     box->policy_.own_root = j.at("own_root").get<bool>();
+    box->signal_scoped_ = j.at("signal_scoped").get<bool>();
     box->policy_.read_only_mounts = j.at("read_only_mounts").get<bool>();
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
@@ -350,7 +368,9 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
   }
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return layers;
-  if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) layers |= kSandboxLandlock;
+  if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) {
+    layers |= kSandboxLandlock | (signal_scoped_ ? static_cast<uint32_t>(kSandboxSignals) : 0u);
+  }
   if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group, also_protected)) layers |= kSandboxSeccomp;
   return layers;
 }

@@ -45,6 +45,7 @@ struct SandboxPolicy {
   std::uintmax_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;
   bool confine_files = true;      // Landlock.
+  bool scope_signals = true;      // Landlock's signal scope (ABI 6), with confine_files.
   bool forbid_syscalls = true;    // seccomp.
   bool user_namespace = true;     // No capabilities over other processes.
   bool network_namespace = true;  // No network interfaces.
@@ -67,6 +68,7 @@ enum SandboxLayer : uint32_t {
   kSandboxHidden = 1u << 5,    // Every `hidden` folder is covered.
   kSandboxReadOnly = 1u << 6,  // Every other mount read-only (read_only_mounts).
   kSandboxOwnRoot = 1u << 7,   // A root of the listed paths only (own_root).
+  kSandboxSignals = 1u << 8,   // Landlock keeps signals inside the domain (ABI 6).
 };
 
 // "landlock, seccomp, userns, netns, rlimits, hidden" for the bits set.
@@ -105,6 +107,7 @@ class Sandbox {
   int ruleset_fd_ = -1;
   bool owns_ruleset_ = true;
   int landlock_abi_ = 0;
+  bool signal_scoped_ = false;  // The ruleset scopes signals (Landlock ABI 6).
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   std::string uid_map_;

@@ -103,9 +103,12 @@ Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& po
       policy.read_only_mounts = false;
     } else if (word == "-root") {
       policy.own_root = false;
+    } else if (word == "-signals") {
+      policy.scope_signals = false;
     } else {
-      return Status::Error("ANVIL_SANDBOX: unknown switch '" + word +
-                           "' (use 0, or a comma list of -landlock, -seccomp, -userns, -netns, -rofs, -root)");
+      return Status::Error(
+          "ANVIL_SANDBOX: unknown switch '" + word +
+          "' (use 0, or a comma list of -landlock, -signals, -seccomp, -userns, -netns, -rofs, -root)");
     }
   }
   return true;
@@ -200,7 +203,7 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
   const fs::path file =
       cache_dir / "sandbox" /
       (device + "-" +
-       Sha256Hex(device_model + "|" + kernel + "|" + driver + "|" + torch.torch_version + "|v3").substr(0, 16) +
+       Sha256Hex(device_model + "|" + kernel + "|" + driver + "|" + torch.torch_version + "|v4").substr(0, 16) +
        ".txt");
   if (auto cached = ReadFile(file); cached.ok()) return cached.value();
   std::optional<std::string> chosen;

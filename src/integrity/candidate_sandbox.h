@@ -68,6 +68,7 @@ std::string SandboxSwitchesFor(const TorchInfo& torch, const std::string& device
 
 // The tried order (shared with `anvil sandbox-check`).
 inline const char* const kSandboxFallbacks[] = {"",
+                                                "-signals",
                                                 "-landlock",
                                                 "-landlock,-root",
                                                 "-landlock,-rofs,-root",

@@ -20,7 +20,11 @@ TEST(SandboxSwitchesTest, ParsesLayerSwitches) {
   EXPECT_TRUE(p.user_namespace);
   SandboxPolicy q;
   EXPECT_TRUE(ApplySandboxSwitches("", q).value());
-  EXPECT_TRUE(q.confine_files && q.forbid_syscalls && q.user_namespace && q.network_namespace);
+  EXPECT_TRUE(q.confine_files && q.scope_signals && q.forbid_syscalls && q.user_namespace && q.network_namespace);
+  SandboxPolicy r;
+  EXPECT_TRUE(ApplySandboxSwitches("-signals", r).value());
+  EXPECT_TRUE(r.confine_files);
+  EXPECT_FALSE(r.scope_signals);
   EXPECT_FALSE(ApplySandboxSwitches("0", q).value());
   EXPECT_FALSE(ApplySandboxSwitches("off", q).value());
   auto bad = ApplySandboxSwitches("-landlok", q);
