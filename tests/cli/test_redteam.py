@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, eval_json
+from conftest import EXAMPLES, ROOT, eval_json, validate
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
 SUITE = ROOT / "tests" / "redteam" / "relu"
@@ -244,7 +244,7 @@ def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp
     assert v["status"] == "wrong_answer" and target.exists(), v["feedback"]
 
 
-def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths(tmp_path):
+def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths(tmp_path, schema):
     # Without Landlock, files the user can read on disk (another task's cached reference outputs, the home
     # directory) are not in the candidate's root at all (layer `root`: bind mounts of the listed paths on an empty
     # tmpfs, pivot_root). This one computes ReLU honestly only when its read fails.
@@ -259,6 +259,7 @@ def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths
     if "userns" not in layers:
         pytest.skip("no user namespaces here")
     assert v["status"] == "pass" and "root" in layers and "landlock" not in layers, (v["feedback"], layers)
+    validate(v, schema)  # The schema knows every layer a verdict can name.
     # Without the layer the file is read (and the candidate is wrong): the layer is what stopped it.
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
                            env={"ANVIL_SANDBOX": "-landlock,-root"})
