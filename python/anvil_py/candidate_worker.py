@@ -256,15 +256,28 @@ class NativeModel:
         self.device = torch.device(device)
         self.pattern = torch.randint(0, 256, (GUARD_BYTES,), dtype=torch.uint8).to(self.device)
         self.guarded = []  # The last call's output allocations.
+        self.prepared = None  # prepare()'s arguments for the next call.
 
-    def __call__(self, *inputs):
+    def prepare(self, inputs):
+        """Everything but the call itself for a call on `inputs`: poisoned, guarded outputs and the ABI's arrays.
+        The timed calls prepare outside their timing (a timed call is the candidate's anvil_forward only; the
+        harness's allocations and fills took 0.4 ms a call on the H200)."""
         tensors = [t.contiguous() for t in inputs if isinstance(t, torch.Tensor)] + self.params
         guarded = [_guarded_poisoned(o, self.device, self.pattern) for o in self.spec["outputs"]]
         outs = [out for out, _ in guarded]
-        self.guarded = [raw for _, raw in guarded]
         in_arr = (AnvilTensor * max(len(tensors), 1))(*[_native_tensor(t) for t in tensors])
         out_arr = (AnvilTensor * max(len(outs), 1))(*[_native_tensor(t) for t in outs])
         stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None
+        # The inputs (kept alive) and every argument of the call.
+        self.prepared = (list(inputs), tensors, outs, [raw for _, raw in guarded], in_arr, out_arr, stream)
+
+    def __call__(self, *inputs):
+        prepared = self.prepared
+        self.prepared = None
+        if prepared is None or len(prepared[0]) != len(inputs) or any(a is not b for a, b in zip(prepared[0], inputs)):
+            self.prepare(inputs)
+            prepared, self.prepared = self.prepared, None
+        _, tensors, outs, self.guarded, in_arr, out_arr, stream = prepared
         rc = self.fn(in_arr, len(tensors), out_arr, len(outs), stream)
         if rc != 0:
             message = ""
@@ -415,6 +428,8 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
                     ctypes.memmove(dst.data_ptr(), value.data_ptr(), value.numel() * value.element_size())
                 else:
                     dst.copy_(value)
+        if isinstance(model, NativeModel):
+            model.prepare(live)
 
     def call():
         out = model(*live)
@@ -487,6 +502,10 @@ def run(args):
     # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
     timer = Timer(device)
     guard = TamperGuard(args.out)
+    if args.ready_fd is not None:
+        # anvil's deadline for this run counts from here: what came before was the worker's own start.
+        os.write(args.ready_fd, b"r")
+        os.close(args.ready_fd)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     guard.check("after loading the candidate")
@@ -560,6 +579,8 @@ def main(argv=None):
                    "trials when anvil asks (docs/protocol.md)")
     r.add_argument("--trace-lib", help="libanvil_trace.so: record every kernel into OUT/kernel_trace.tsv "
                    "(src/integrity/kernel_trace.h)")
+    r.add_argument("--ready-fd", type=int, help="written to once the worker is ready to load the candidate: the "
+                   "run's deadline counts from then")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--recheck-sets", type=int, default=0,

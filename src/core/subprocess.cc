@@ -241,12 +241,23 @@ Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, 
   bool term_sent = false;
   Clock::time_point kill_at{};
   Clock::time_point drain_until{};
-  const bool has_deadline = spec.deadline.count() > 0;
+  int ready_fd = spec.ready_fd;
+  std::optional<Clock::time_point> ready_at;
+  const bool has_deadline = spec.deadline.count() > 0 || ready_fd >= 0;
   auto deadline = start + spec.deadline;
 
   while (true) {
-    if (spec.deadline_extension_ms) {
-      deadline = start + spec.deadline + std::chrono::milliseconds(spec.deadline_extension_ms->load());
+    if (ready_fd >= 0) {
+      deadline = start + spec.ready_allowance;
+    } else if (spec.deadline.count() > 0) {
+      deadline = ready_at.value_or(start) + spec.deadline;
+      // An extension counts from the start, a late readiness does not undo it.
+      if (spec.deadline_extension_ms) {
+        deadline =
+            std::max(deadline, start + spec.deadline + std::chrono::milliseconds(spec.deadline_extension_ms->load()));
+      }
+    } else {
+      deadline = Clock::time_point::max();
     }
     if (!exited) {
       bool ended = false;
@@ -269,7 +280,8 @@ Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, 
     auto now = Clock::now();
     if (exited && now >= drain_until) break;  // A grandchild still holds a pipe.
     if (!exited && has_deadline && now >= deadline && !term_sent) {
-      result.timed_out = true;
+      result.timed_out = ready_fd < 0;
+      result.not_ready = ready_fd >= 0;
       kill(-pid, SIGTERM);
       term_sent = true;
       kill_at = now + spec.kill_grace;
@@ -295,12 +307,19 @@ Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, 
     // exited): without it, a child that closed its output before being reaped
     // cost a whole poll interval.
     if (pidfd >= 0 && !exited) pfds[n++] = {pidfd, POLLIN, 0};
+    const int ready_slot = ready_fd >= 0 ? n : -1;
+    if (ready_fd >= 0) pfds[n++] = {ready_fd, POLLIN, 0};
     if (n == 0) {
       usleep(static_cast<useconds_t>(std::min(timeout_ms, 1)) * 1000);
       continue;
     }
     int pr = poll(pfds, n, timeout_ms);
     if (pr < 0 && errno != EINTR) break;
+    if (pr > 0 && ready_slot >= 0 && pfds[ready_slot].revents != 0) {
+      // A byte, or the end of the pipe: either way nothing later counts.
+      ready_at = Clock::now();
+      ready_fd = -1;
+    }
     for (int j = 0; j < pipes && pr > 0; ++j) {
       if (pfds[j].revents == 0) continue;
       char buf[65536];
@@ -329,6 +348,7 @@ Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, 
   kill(-pid, SIGKILL);
 
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (ready_at) result.ready_seconds = std::chrono::duration<double>(*ready_at - start).count();
   if (WIFEXITED(wait_status)) {
     result.exit_code = WEXITSTATUS(wait_status);
   } else if (WIFSIGNALED(wait_status)) {

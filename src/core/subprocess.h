@@ -27,6 +27,13 @@ struct ProcessSpec {
   // Moves the deadline this many milliseconds later; another thread may raise
   // it while the child runs (a phase of the child with a deadline of its own).
   std::shared_ptr<const std::atomic<int64_t>> deadline_extension_ms;
+  // The read end of a pipe the child writes a byte to once it is ready to
+  // run what the deadline is for (a worker, after its imports). With one,
+  // the deadline counts from then, and the child has `ready_allowance` to
+  // get there: one that uses it up is killed as not ready (not timed out: the
+  // time went to its start, not to the work the deadline is for).
+  int ready_fd = -1;
+  std::chrono::milliseconds ready_allowance{180000};
   // Set to the child's pid once it runs (its threads' /proc entries: the call
   // clock reads how long the child waited for a CPU, run/call_clock.h).
   std::shared_ptr<std::atomic<int>> started_pid;
@@ -43,9 +50,11 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;      // Valid when term_signal == 0.
-  int term_signal = 0;     // Signal that ended the child, 0 if it exited.
-  bool timed_out = false;  // The deadline passed and the group was killed.
+  int exit_code = -1;        // Valid when term_signal == 0.
+  int term_signal = 0;       // Signal that ended the child, 0 if it exited.
+  bool timed_out = false;    // The deadline passed and the group was killed.
+  bool not_ready = false;    // It was killed before it wrote to ready_fd.
+  double ready_seconds = 0;  // From its start until it wrote to ready_fd.
   double wall_seconds = 0;
   uint32_t sandbox_layers = 0;  // SandboxLayer bits that took effect.
   std::string out;              // Captured stdout (head and tail when over the cap).

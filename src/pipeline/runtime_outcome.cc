@@ -10,6 +10,7 @@ namespace anvil {
 void FromRun(const RunOutcome& r, RunGate& g) {
   g.ok = r.ok;
   g.seconds += r.seconds;
+  g.ready_seconds += r.ready_seconds;
   g.timed_out = r.timed_out;
   g.exit_code = r.exit_code;
   g.term_signal = r.term_signal;

@@ -1,9 +1,14 @@
 #include "run/candidate_run.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +25,15 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr int kStderrTailLines = 25;
+
+// Both ends of a pipe, closed when the run is over.
+struct ClosedAtEnd {
+  int a, b;
+  ~ClosedAtEnd() {
+    close(a);
+    close(b);
+  }
+};
 
 // What the child's folder says so far: its error, trial 0's aten ops, and how
 // many trials it wrote.
@@ -148,6 +162,16 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
         },
         trace_lib.empty() ? 0 : TracedCalls(request.iters));
   }
+  // The deadline counts from when the worker is ready to load the candidate:
+  // an exec'd worker first imports torch (seconds on a loaded machine), which
+  // is not the candidate's time.
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + std::strerror(errno));
+  const ClosedAtEnd ready_ends{ready[0], ready[1]};
+  spec.argv.push_back("--ready-fd");
+  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
+  spec.pass_fds.push_back(ready[1]);
+  spec.ready_fd = ready[0];
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
   CandidateAccess access;
@@ -181,10 +205,18 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (!r.ok()) return r.status();
 
   const ProcessResult& p = r.value();
+  if (p.not_ready) {
+    return Status::Error("the candidate's worker was not ready to load it after " +
+                         std::to_string(spec.ready_allowance.count() / 1000) +
+                         " s (its start: Python and torch imports): the machine is overloaded, or the worker's "
+                         "start hangs; " +
+                         TailLines(p.err + p.out, 5));
+  }
   out.timed_out = p.timed_out;
   out.exit_code = p.exit_code;
   out.term_signal = p.timed_out ? 0 : p.term_signal;
   out.seconds = p.wall_seconds;
+  out.ready_seconds = p.ready_seconds;
   if (announced) out.trials_seconds = std::chrono::duration<double>(*announced - start).count();
   out.sandbox_layers = p.sandbox_layers;
   out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);

@@ -37,6 +37,7 @@ struct RunOutcome {
   int trials_completed = 0;  // Trials whose outputs were written.
   // The timed calls, through anvil's clock (timed.calls_started: they ran).
   ClockedCalls timed;
+  double ready_seconds = 0;   // From the start until the worker was ready to load the candidate.
   double trials_seconds = 0;  // From the start to the trials' announcement (timed calls ran).
   // Kernelbench format: the aten compute ops trial 0's forward dispatched
   // (out_dir/aten_ops.json, docs/protocol.md).

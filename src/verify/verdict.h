@@ -27,6 +27,9 @@ struct RunGate {
   bool ok = false;
   double seconds = 0;
   double deadline_seconds = 0;
+  // Of `seconds`, the worker's own start (up to when it could load the
+  // candidate): the deadline counts from its end.
+  double ready_seconds = 0;
   bool timed_out = false;
   int exit_code = 0;
   int term_signal = 0;

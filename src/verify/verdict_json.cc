@@ -48,6 +48,7 @@ json RunJson(const RunGate& r) {
           {"ok", r.ok},
           {"seconds", r.seconds},
           {"deadline_seconds", r.deadline_seconds},
+          {"ready_seconds", r.ready_seconds},
           {"timed_out", r.timed_out},
           {"exit_code", r.exit_code},
           {"signal", r.term_signal},

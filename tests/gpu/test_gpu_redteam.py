@@ -2,8 +2,9 @@
 """GPU red-team cases that need a real device (tests/gpu/redteam): each hostile candidate gets its expected status
 and names its rule, and its honest twin on the same task passes.
 
-D8: a candidate that forges its timed calls' times inside the tolerances of anvil's call clock and kernel trace is
-left to the roofline floor (src/verify/roofline.cc).
+D8: a candidate that forges its timed calls' times is caught by the kernel trace; with the trace off
+(ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is caught by the roofline floor
+(src/verify/roofline.cc).
 """
 
 import json
@@ -17,6 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
+TASK = HERE / "redteam" / "relu_16mb.py"
+FORGER = HERE / "redteam" / "d8_forged_event_native.cu"
+HONEST = HERE / "smoke" / "relu_native.cu"
 
 pytestmark = pytest.mark.skipif(not (os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")),
                                 reason="needs an NVIDIA GPU")
@@ -27,31 +31,47 @@ def header(path, key):
     return m.group(1) if m else None
 
 
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory):
-    out = Path(os.environ.get("ANVIL_GPU_OUT") or tmp_path_factory.mktemp("gpu")) / "gpu_redteam_verdicts.jsonl"
-    candidates = [HERE / "redteam" / "d8_forged_event_native.cu", HERE / "smoke" / "relu_native.cu"]
-    proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "--task", str(HERE / "redteam" / "relu_16mb.py"),
-                           "--candidate", *map(str, candidates), "--trials", "3", "--baselines", "none", "--json"],
-                          capture_output=True, text=True, timeout=900)
+def evaluate(name, *candidates, env=None):
+    """{file name: verdict}; the verdicts also go to $ANVIL_GPU_OUT/gpu_redteam_<name>.jsonl when it is set."""
+    proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "-q", "--task", str(TASK), "--candidate",
+                           *map(str, candidates), "--trials", "3", "--baselines", "none", "--json"],
+                          capture_output=True, text=True, timeout=900, env=dict(os.environ, **(env or {})))
     assert proc.returncode in (0, 1), proc.stderr[-4000:]
-    out.write_text(proc.stdout)
+    if os.environ.get("ANVIL_GPU_OUT"):
+        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_redteam_{name}.jsonl").write_text(proc.stdout)
     return {Path(v["candidate"]["path"]).name: v for v in map(json.loads, proc.stdout.splitlines()) if v}
 
 
-def test_forged_times_below_the_roofline_floor_are_a_cheat(verdicts):
-    path = HERE / "redteam" / "d8_forged_event_native.cu"
-    v = verdicts[path.name]
-    assert v["status"] == header(path, "expect"), v["feedback"][:600]
-    cheats = [h["rule"] for h in v["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
-    # Only the floor: its source and shared object gave the static rules nothing, and its forged times stayed
-    # inside what the call clock and the kernel trace tolerate.
-    assert cheats == [header(path, "rule")], (cheats, v["feedback"][:600])
+def cheats(v):
+    return [h["rule"] for h in v["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
+
+
+@pytest.fixture(scope="module")
+def traced():
+    return evaluate("traced", FORGER, HONEST)
+
+
+def test_forged_event_times_contradict_the_kernel_trace(traced):
+    v = traced[FORGER.name]
+    assert v["status"] == header(FORGER, "expect"), v["feedback"][:600]
+    # Caught at run time only: its source and shared object gave the static rules nothing.
+    assert header(FORGER, "rule") in cheats(v), (cheats(v), v["feedback"][:600])
+    assert all(rule.startswith(("trace.", "perf.")) for rule in cheats(v)), cheats(v)
+
+
+def test_without_the_trace_the_roofline_floor_catches_the_forged_times():
+    v = evaluate("untraced", FORGER, env={"ANVIL_KERNEL_TRACE": "0"})[FORGER.name]
+    assert v["status"] == "cheat", v["feedback"][:600]
+    # The times stayed inside the call clock's tolerance: only the floor is left.
+    assert cheats(v) == ["perf.impossible_time"], (cheats(v), v["feedback"][:600])
     assert v["gates"]["perf"]["floor_ms"] > 0
 
 
-def test_the_honest_relu_on_the_same_task_is_above_the_floor(verdicts):
-    v = verdicts["relu_native.cu"]
+def test_the_honest_relu_is_above_the_floor_and_timed_as_its_own_call(traced):
+    v = traced[HONEST.name]
     assert v["status"] == "pass", v["feedback"][:600]
     perf = v["gates"]["perf"]
     assert perf["ran"] and perf["candidate"]["median_ms"] > perf["floor_ms"] > 0, perf
+    # A timed call is anvil_forward itself: the harness's output allocation and poisoning happen before its
+    # events (they once added 0.4 ms to this 25 us kernel).
+    assert perf["candidate"]["median_ms"] < perf["trace"]["busy_ms"] + 0.1, perf
