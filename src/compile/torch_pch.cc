@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <system_error>
+#include <thread>
 
 #include "compile/compiler_run.h"
 #include "core/file_lock.h"
@@ -12,15 +13,39 @@ namespace anvil {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool WaitForAnotherBuild() {
+  if (const char* wait = std::getenv("ANVIL_PCH_WAIT"); wait != nullptr && *wait != '\0') {
+    return std::string(wait) != "0";
+  }
+  return std::thread::hardware_concurrency() < 8;
+}
+
+}  // namespace
+
+std::string TorchPchKey(const std::vector<std::string>& flags, const std::string& torch_version) {
+  std::vector<std::string> argv = {"g++"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return Sha256Hex("torch-extension-pch-v2\n" + torch_version + "\n" + CompilerIdentity("g++") + "\n" +
+                   JoinCommand(argv));
+}
+
 std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
                                           const ArtifactCache& cache, const BuildOptions& options, std::string& log) {
   if (const char* off = std::getenv("ANVIL_PCH"); off != nullptr && std::string(off) == "0") return std::nullopt;
   std::vector<std::string> argv = {"g++"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  const std::string key =
-      Sha256Hex("torch-extension-pch-v2\n" + torch_version + "\n" + CompilerIdentity("g++") + "\n" + JoinCommand(argv));
+  const std::string key = TorchPchKey(flags, torch_version);
   TorchPch pch;
-  FileLock lock(cache.LockPath(key));
+  const bool wait = WaitForAnotherBuild();
+  FileLock lock(cache.LockPath(key), wait);
+  if (!wait && !lock.held() && !cache.Lookup(key)) {
+    log +=
+        "[anvil] another build is precompiling <torch/extension.h> for these flags; this one compiles without "
+        "it rather than wait (ANVIL_PCH_WAIT=1 waits)\n";
+    return std::nullopt;
+  }
   if (auto dir = cache.Lookup(key)) {
     // Both files or neither: without the hand-over header a PCH g++ rejects
     // would leave <torch/extension.h> unfound.

@@ -25,10 +25,17 @@ struct TorchPch {
   double seconds = 0;                 // Building it now.
 };
 
+// The cache key of the PCH for g++ with `flags`.
+std::string TorchPchKey(const std::vector<std::string>& flags, const std::string& torch_version);
+
 // The PCH for g++ with `flags` (everything but the source, output and
-// -DTORCH_EXTENSION_NAME), built now if needed (concurrent builders wait for
-// one another). nullopt when turned off or when it cannot be built; `log` then
-// says why (the compile goes on without it).
+// -DTORCH_EXTENSION_NAME), built now if needed. While another build makes
+// it, a machine with cores to spare (8 or more) compiles without it instead of
+// waiting (the object is the same; the first builds of a cold H200 waited up
+// to 45 s with 15 cores idle); a smaller one waits, its cores being busy with
+// that build anyway. ANVIL_PCH_WAIT=1 or 0 decides instead. nullopt when
+// turned off, built by another, or when it cannot be built; `log` then says
+// why (the compile goes on without it).
 std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
                                           const ArtifactCache& cache, const BuildOptions& options, std::string& log);
 
