@@ -2,9 +2,9 @@
 """GPU red-team cases that need a real device (tests/gpu/redteam): each hostile candidate gets its expected status
 and names its rule, and its honest twin on the same task passes.
 
-D8: a candidate that forges its timed calls' times is caught by the kernel trace; with the trace off
-(ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is caught by the roofline floor
-(src/verify/roofline.cc).
+D8: a candidate that forges its timed calls' times below what writing its outputs takes is caught by the roofline
+floor (src/verify/roofline.cc), with the kernel trace off (ANVIL_KERNEL_TRACE=0) too; with it on, the trace may
+see the forgery first.
 """
 
 import json
@@ -39,7 +39,12 @@ def evaluate(name, *candidates, env=None):
     assert proc.returncode in (0, 1), proc.stderr[-4000:]
     if os.environ.get("ANVIL_GPU_OUT"):
         Path(os.environ["ANVIL_GPU_OUT"], f"gpu_redteam_{name}.jsonl").write_text(proc.stdout)
-    return {Path(v["candidate"]["path"]).name: v for v in map(json.loads, proc.stdout.splitlines()) if v}
+    text = proc.stdout.strip()
+    try:
+        verdicts = [json.loads(text)]  # One candidate: one verdict, pretty-printed.
+    except json.JSONDecodeError:
+        verdicts = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {Path(v["candidate"]["path"]).name: v for v in verdicts}
 
 
 def cheats(v):
@@ -51,19 +56,20 @@ def traced():
     return evaluate("traced", FORGER, HONEST)
 
 
-def test_forged_event_times_contradict_the_kernel_trace(traced):
+def test_forged_event_times_are_a_cheat(traced):
     v = traced[FORGER.name]
     assert v["status"] == header(FORGER, "expect"), v["feedback"][:600]
-    # Caught at run time only: its source and shared object gave the static rules nothing.
-    assert header(FORGER, "rule") in cheats(v), (cheats(v), v["feedback"][:600])
-    assert all(rule.startswith(("trace.", "perf.")) for rule in cheats(v)), cheats(v)
+    # Caught at run time only (its source and shared object gave the static rules nothing): by the trace, whose
+    # 20 us slack its 19-26 us kernel straddles, or else by the floor.
+    assert cheats(v), v["feedback"][:600]
+    assert set(cheats(v)) <= {"trace.event_mismatch", "trace.untraced_time", "perf.impossible_time"}, cheats(v)
 
 
 def test_without_the_trace_the_roofline_floor_catches_the_forged_times():
     v = evaluate("untraced", FORGER, env={"ANVIL_KERNEL_TRACE": "0"})[FORGER.name]
     assert v["status"] == "cheat", v["feedback"][:600]
     # The times stayed inside the call clock's tolerance: only the floor is left.
-    assert cheats(v) == ["perf.impossible_time"], (cheats(v), v["feedback"][:600])
+    assert cheats(v) == [header(FORGER, "rule")], (cheats(v), v["feedback"][:600])
     assert v["gates"]["perf"]["floor_ms"] > 0
 
 
