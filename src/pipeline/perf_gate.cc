@@ -181,9 +181,9 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
-    StageClock clock(v, "baselines");
     std::optional<ExclusiveDeviceHold> hold;  // Measuring one is timed: alone on the device. Reading one is not.
     if (!BaselineCached(prepared, mode, bo)) v.device_wait_seconds += hold.emplace(device_).waited();
+    StageClock clock(v, "baselines");  // After the wait: that is device_wait_seconds.
     Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
     stats = b.stats;
     error = b.error;
