@@ -32,15 +32,15 @@ struct TraceText {
 };
 
 // trial_0 at 1000 us, call_0.. at 2000, 3000, ... each running `kernel` for
-// 100 us (a harness fill and an input copy before each).
-TraceText Honest(int calls, const std::string& kernel = kOwn) {
+// `kernel_us` (a harness fill and an input copy before each).
+TraceText Honest(int calls, const std::string& kernel = kOwn, uint64_t kernel_us = 100) {
   TraceText t;
   t.Kernel(100, 110, kOwn);  // __init__ ran the kernel once (a weight re-layout): fine.
   for (int k = 0; k <= calls; ++k) {
     const uint64_t base = 1000 * (k + 1);
     t.Kernel(base - 300, base - 250, kFill);
     t.Copy(base - 200, base - 150);
-    t.Kernel(base + 10, base + 110, kernel);
+    t.Kernel(base + 10, base + 10 + kernel_us, kernel);
     t.Window(base, base + 150, k == 0 ? "trial_0" : "call_" + std::to_string(k - 1));
   }
   t.text += "D\t0\n";
@@ -123,6 +123,17 @@ TEST(KernelTraceTest, KernelsBusyLongAfterTheEventsAreHiddenWork) {
   std::vector<double> events = Events(6, 0.105);
   events[2] = 0.005;
   EXPECT_FALSE(Has(Judge(Honest(6).text, events, ev), "trace.event_mismatch"));
+}
+
+TEST(KernelTraceTest, ASmallKernelWhoseEventsWereForgedToNothingIsCaught) {
+  // The H200's D8 candidate: a 19 us kernel whose timer reports 0.1 us (the
+  // slack was 20 us then, and let it through).
+  TraceEvidence ev;
+  EXPECT_TRUE(Has(Judge(Honest(6, kOwn, 19).text, Events(6, 0.0001), ev), "trace.event_mismatch"));
+  // Honest, the same kernel's events took 41 us (the launch is inside them).
+  EXPECT_TRUE(Judge(Honest(6, kOwn, 19).text, Events(6, 0.041), ev).empty());
+  // Within 10 % + 5 us of its kernel: not a finding.
+  EXPECT_TRUE(Judge(Honest(6, kOwn, 19).text, Events(6, 0.0155), ev).empty());
 }
 
 TEST(KernelTraceTest, UntracedCallsReportingLessThanTheTracedOnesRanAreForged) {

@@ -2,9 +2,9 @@
 """GPU red-team cases that need a real device (tests/gpu/redteam): each hostile candidate gets its expected status
 and names its rule, and its honest twin on the same task passes.
 
-D8: a candidate that forges its timed calls' times below what writing its outputs takes is caught by the roofline
-floor (src/verify/roofline.cc), with the kernel trace off (ANVIL_KERNEL_TRACE=0) too; with it on, the trace may
-see the forgery first.
+D8: a candidate that forges its timed calls' times is caught by the kernel trace, and with the trace off
+(ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is caught by the roofline floor
+(src/verify/roofline.cc).
 """
 
 import json
@@ -59,10 +59,10 @@ def traced():
 def test_forged_event_times_are_a_cheat(traced):
     v = traced[FORGER.name]
     assert v["status"] == header(FORGER, "expect"), v["feedback"][:600]
-    # Caught at run time only (its source and shared object gave the static rules nothing): by the trace, whose
-    # 20 us slack its 19-26 us kernel straddles, or else by the floor.
-    assert cheats(v), v["feedback"][:600]
-    assert set(cheats(v)) <= {"trace.event_mismatch", "trace.untraced_time", "perf.impossible_time"}, cheats(v)
+    # Caught at run time only (its source and shared object gave the static rules nothing): its 19-26 us kernel
+    # is well past the trace's 5 us slack (at 20 us, in one run of two on the H200 the floor had to catch it).
+    assert "trace.event_mismatch" in cheats(v), (cheats(v), v["feedback"][:600])
+    assert set(cheats(v)) <= {"trace.event_mismatch", "trace.untraced_time"}, cheats(v)
 
 
 def test_without_the_trace_the_roofline_floor_catches_the_forged_times():

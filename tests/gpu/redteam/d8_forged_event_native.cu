@@ -4,9 +4,9 @@
 // anvil-about: a correct CUDA ReLU that, on its first call, finds the compiled timer (libanvil_timer.so)
 // anvil-about: among the process's libraries (no dlopen or dlsym) and rewrites the driver pointer it reads
 // anvil-about: event times through: every timed call then "takes" 0.1 us, inside the call clock's tolerance.
-// anvil-about: Its kernel keeps the GPU busy 19-26 us a call (H200), right at the kernel trace's 20 us slack:
-// anvil-about: the trace catches it in some runs (trace.event_mismatch); the roofline floor always does
-// anvil-about: (writing 16 MB takes an H200 at least 0.87 us: perf.impossible_time), trace or no trace
+// anvil-about: Its kernel keeps the GPU busy 19-26 us a call (H200): the kernel trace catches it
+// anvil-about: (trace.event_mismatch; with the trace's old 20 us slack, only in some runs), and with the trace
+// anvil-about: off the roofline floor does (writing 16 MB takes an H200 at least 0.87 us: perf.impossible_time)
 #include <link.h>
 
 #include <cstdint>
