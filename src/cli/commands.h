@@ -19,5 +19,6 @@ void RegisterTasks(CLI::App& app, int& exit_code);
 void RegisterKernelbench(CLI::App& app, int& exit_code);
 void RegisterSandboxCheck(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
+void RegisterCache(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

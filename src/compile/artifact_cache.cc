@@ -10,8 +10,9 @@ namespace fs = std::filesystem;
 std::optional<fs::path> ArtifactCache::Lookup(const std::string& key) const {
   fs::path dir = root_ / key;
   std::error_code ec;
-  if (fs::exists(dir / "complete", ec)) return dir;
-  return std::nullopt;
+  if (!fs::exists(dir / "complete", ec)) return std::nullopt;
+  fs::last_write_time(dir, fs::file_time_type::clock::now(), ec);
+  return dir;
 }
 
 fs::path ArtifactCache::LockPath(const std::string& key) const {
@@ -19,6 +20,8 @@ fs::path ArtifactCache::LockPath(const std::string& key) const {
   fs::create_directories(root_ / "locks", ec);
   return root_ / "locks" / (key + ".lock");
 }
+
+fs::path ArtifactCache::FailedLogPath(const std::string& key) const { return root_ / "failed" / (key + ".log"); }
 
 Result<fs::path> ArtifactCache::Scratch() const {
   std::error_code ec;

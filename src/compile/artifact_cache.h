@@ -1,7 +1,8 @@
 // Content-addressed store of build artifacts: a key (hash of sources, flags,
 // toolchain) names a folder holding the shared object and the compiler log.
 // Publishing is atomic (build in a temporary folder, rename), so concurrent
-// builders of the same key never see a half-written artifact.
+// builders of the same key never see a half-written artifact. A hit marks the
+// folder as used (its mtime), which is what `anvil cache prune` evicts by.
 #pragma once
 
 #include <filesystem>
@@ -16,10 +17,12 @@ class ArtifactCache {
  public:
   explicit ArtifactCache(std::filesystem::path root) : root_(std::move(root)) {}
 
-  // The published folder for `key`, if any.
+  // The published folder for `key`, if any; its mtime becomes now (errors ignored).
   std::optional<std::filesystem::path> Lookup(const std::string& key) const;
-  // The lock file builders of `key` hold while building (the root is created).
+  // The lock file builders of `key` hold while building (root/locks is created).
   std::filesystem::path LockPath(const std::string& key) const;
+  // Where the full log of `key`'s failed build is kept (failed builds are not cached).
+  std::filesystem::path FailedLogPath(const std::string& key) const;
   // A fresh private folder to build into.
   Result<std::filesystem::path> Scratch() const;
   // Moves `scratch` into place as `key`'s folder and returns it. When another

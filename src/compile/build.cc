@@ -213,7 +213,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   if (failed) {
     result.log += log;
     // The full log of a failed build outlives its scratch folder.
-    fs::path failed_log = scratch.value().parent_path() / "failed" / (job.key + ".log");
+    fs::path failed_log = cache.FailedLogPath(job.key);
     std::error_code ec;
     fs::create_directories(failed_log.parent_path(), ec);
     if (WriteFileAtomic(failed_log, log).ok()) result.log_path = failed_log;

@@ -15,8 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kPrefix[] = "prefix.h";
-
 // `# N "<file>"...` at the start of `line`: N and the file, or nullopt.
 std::optional<std::pair<long, std::string_view>> LineMarker(std::string_view line) {
   if (line.size() < 5 || line[0] != '#' || line[1] != ' ') return std::nullopt;
@@ -112,7 +110,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
   if (auto dir = cache.Lookup(key)) {
     // Same file name, so the object is the same (static initializers are
     // named after it); the registration code it includes is found beside it.
-    const std::string own = "#include \"" + (*dir / kPrefix).string() + "\"\n" + std::string(split->rest);
+    const std::string own = "#include \"" + (*dir / kHostPchHeader).string() + "\"\n" + std::string(split->rest);
     if (!WriteFileAtomic(files->input, own).ok()) return plain();
     out.run = run_line(ReplaceAll(final, " -c ", " -Winvalid-pch -c "));
     out.use = "cached";
@@ -141,7 +139,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
   if (!lock.held()) return plain();
   auto scratch = cache.Scratch();
   if (!scratch.ok()) return plain();
-  const fs::path header = scratch.value() / kPrefix;
+  const fs::path header = scratch.value() / kHostPchHeader;
   if (!WriteFileAtomic(header, std::string(split->prefix)).ok()) {
     (void)RemoveTree(scratch.value());
     return plain();

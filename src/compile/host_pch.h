@@ -28,6 +28,9 @@
 
 namespace anvil {
 
+// The precompiled prefix in its artifact folder (the PCH is this name + ".gch").
+inline constexpr char kHostPchHeader[] = "prefix.h";
+
 // cudafe++'s output split where the main file's own code starts: before the
 // first line marker (`# N "<main>"`) that returns to the main file at a line
 // >= `first_own_line`. nullopt when there is no such marker.

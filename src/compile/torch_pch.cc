@@ -50,7 +50,7 @@ std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags,
     // Both files or neither: without the hand-over header a PCH g++ rejects
     // would leave <torch/extension.h> unfound.
     std::error_code ec;
-    if (!fs::exists(*dir / "torch" / "extension.h", ec) || !fs::exists(*dir / "torch" / "extension.h.gch", ec)) {
+    if (!fs::exists(*dir / "torch" / "extension.h", ec) || !fs::exists(*dir / kTorchPchFile, ec)) {
       log += "[anvil] the cached precompiled torch header in " + dir->string() + " is incomplete; compiling without\n";
       return std::nullopt;
     }
@@ -75,8 +75,7 @@ std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags,
     (void)RemoveTree(scratch.value());
     return std::nullopt;
   }
-  argv.insert(argv.end(),
-              {"-x", "c++-header", header.string(), "-o", (scratch.value() / "torch" / "extension.h.gch").string()});
+  argv.insert(argv.end(), {"-x", "c++-header", header.string(), "-o", (scratch.value() / kTorchPchFile).string()});
   auto run = RunCompiler(argv, options.deadline);
   if (!run.ok() || !run.value().ok) {
     log += "[anvil] no precompiled torch header (building it failed; compiling without): " +

@@ -19,6 +19,9 @@
 
 namespace anvil {
 
+// The PCH in its artifact folder, beside the hand-over header torch/extension.h.
+inline constexpr char kTorchPchFile[] = "torch/extension.h.gch";
+
 struct TorchPch {
   std::filesystem::path include_dir;  // Pass as -I, first.
   std::string use;                    // "built" (now) or "cached".

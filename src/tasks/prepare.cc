@@ -69,7 +69,15 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   return prepared;
 }
 
+// Taken while the preparers' lock is held, so a remover (which takes both,
+// never waiting) cannot find the folder between its publication and this hold.
+std::shared_ptr<const FileLock> HoldInUse(const fs::path& dir) {
+  return std::make_shared<const FileLock>(dir, /*wait=*/true, LockMode::kShared);
+}
+
 }  // namespace
+
+fs::path PreparedTaskLockPath(const fs::path& dir) { return dir.parent_path() / (dir.filename().string() + ".lock"); }
 
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
                                  const PrepareOptions& options) {
@@ -88,10 +96,12 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   PreparedTask prepared;
   prepared.dir = dir;
   prepared.trials = options.trials;
-  FileLock lock(root / (dir.filename().string() + ".lock"));
+  FileLock lock(PreparedTaskLockPath(dir));
   if (auto spec = ReadFile(dir / "spec.json"); spec.ok()) {
     prepared.spec_json = std::move(spec).value();
     prepared.cached = true;
+    fs::last_write_time(dir, fs::file_time_type::clock::now(), ec);
+    prepared.in_use = HoldInUse(dir);
     return ReadSeeds(prepared);
   }
 
@@ -134,6 +144,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (!spec_text.ok()) return spec_text.status();
   prepared.spec_json = std::move(spec_text).value();
   prepared.seconds = r.value().wall_seconds;
+  prepared.in_use = HoldInUse(dir);
   return ReadSeeds(prepared);
 }
 

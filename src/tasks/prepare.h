@@ -5,10 +5,14 @@
 // worker (reference code only, never candidate code) and cached on disk per
 // (task content, backend, device model, torch version, trial count). Concurrent callers for
 // the same task are safe: the first to finish publishes the entry atomically.
+// A prepared folder is marked as used (its mtime) each time it is found, and
+// held (a shared lock on it) while a PreparedTask for it lives, so that `anvil
+// cache prune` neither evicts it as idle nor removes it under a running eval.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +23,8 @@
 #include "tasks/task.h"
 
 namespace anvil {
+
+class FileLock;
 
 struct PrepareOptions {
   std::filesystem::path cache_dir;     // Required.
@@ -55,7 +61,12 @@ struct PreparedTask {
   // held_out_K/{inputs,expected} (catalog C1; Task::held_out_json): what each
   // set changed, e.g. "batch_size=5". None for streamed tasks.
   std::vector<std::string> held_out;
+  // A shared lock on `dir`, released with the last copy of this object.
+  std::shared_ptr<const FileLock> in_use;
 };
+
+// The lock file preparers of the prepared folder `dir` hold (beside it).
+std::filesystem::path PreparedTaskLockPath(const std::filesystem::path& dir);
 
 // Streamed tasks: makes trials (a prepared folder of its own holding
 // spec.json, params/ and trial_0/ ... for each of `seeds` in order) into `out`.
