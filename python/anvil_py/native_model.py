@@ -75,9 +75,13 @@ class NativeModel:
         self.prepared = None  # prepare()'s arguments for the next call.
 
     def prepare(self, inputs):
-        """Everything but the call itself for a call on `inputs`: poisoned, guarded outputs and the ABI's arrays.
-        The timed calls prepare outside their timing (a timed call is the candidate's anvil_forward only; the
-        harness's allocations and fills took 0.4 ms a call on the H200)."""
+        """Everything but the call itself for the next call, on `inputs`. The timed calls prepare outside their
+        timing (a timed call is the candidate's anvil_forward only; the harness's allocations and fills took 0.4 ms
+        a call on the H200)."""
+        self.prepared = self._arguments(inputs)
+
+    def _arguments(self, inputs):
+        """Poisoned, guarded outputs and the ABI's arrays for a call on `inputs`."""
         tensors = [t.contiguous() for t in inputs if isinstance(t, torch.Tensor)] + self.params
         guarded = [_guarded_poisoned(o, self.device, self.pattern) for o in self.spec["outputs"]]
         outs = [out for out, _ in guarded]
@@ -85,14 +89,12 @@ class NativeModel:
         out_arr = (AnvilTensor * max(len(outs), 1))(*[_native_tensor(t) for t in outs])
         stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None
         # The inputs (kept alive) and every argument of the call.
-        self.prepared = (list(inputs), tensors, outs, [raw for _, raw in guarded], in_arr, out_arr, stream)
+        return list(inputs), tensors, outs, [raw for _, raw in guarded], in_arr, out_arr, stream
 
     def __call__(self, *inputs):
-        prepared = self.prepared
-        self.prepared = None
+        prepared, self.prepared = self.prepared, None
         if prepared is None or len(prepared[0]) != len(inputs) or any(a is not b for a, b in zip(prepared[0], inputs)):
-            self.prepare(inputs)
-            prepared, self.prepared = self.prepared, None
+            prepared = self._arguments(inputs)
         _, tensors, outs, self.guarded, in_arr, out_arr, stream = prepared
         rc = self.fn(in_arr, len(tensors), out_arr, len(outs), stream)
         if rc != 0:

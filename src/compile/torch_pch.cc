@@ -34,8 +34,6 @@ std::string TorchPchKey(const std::vector<std::string>& flags, const std::string
 std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
                                           const ArtifactCache& cache, const BuildOptions& options, std::string& log) {
   if (const char* off = std::getenv("ANVIL_PCH"); off != nullptr && std::string(off) == "0") return std::nullopt;
-  std::vector<std::string> argv = {"g++"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
   const std::string key = TorchPchKey(flags, torch_version);
   TorchPch pch;
   const bool wait = WaitForAnotherBuild();
@@ -75,6 +73,8 @@ std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags,
     (void)RemoveTree(scratch.value());
     return std::nullopt;
   }
+  std::vector<std::string> argv = {"g++"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", header.string(), "-o", (scratch.value() / kTorchPchFile).string()});
   auto run = RunCompiler(argv, options.deadline);
   if (!run.ok() || !run.value().ok) {
