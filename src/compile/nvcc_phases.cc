@@ -42,8 +42,9 @@ std::string Script(const NvccPhases& phases, const std::vector<std::string>& lin
   std::string script = "set -e\n";
   for (const auto& [name, value] : phases.env) script += "export " + name + "=" + ShellQuote(value) + "\n";
   for (const auto& line : lines) {
-    // nvcc ignores a failed clean-up; so does this.
-    script += (Program(line) == "rm" ? line + " || true" : line) + "\n";
+    // nvcc ignores a failed clean-up, silently (a file the other phase
+    // removed first); so does this.
+    script += (Program(line) == "rm" ? line + " 2>/dev/null || true" : line) + "\n";
   }
   return script;
 }
