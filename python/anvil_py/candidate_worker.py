@@ -181,8 +181,9 @@ def extract(args):
     problem = None
     try:
         module = _load_candidate(args.candidate)
-        if args.prepared:
-            _construct_for_extraction(module, _read_spec(args.prepared), recorded)
+        if args.init:
+            with open(args.init) as f:
+                _construct_for_extraction(module, json.load(f), recorded)
     except TaskError as e:
         problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
     # What importing and building it replaced is decided here, before anything is compiled.
@@ -461,7 +462,7 @@ def main(argv=None):
     e = sub.add_parser("extract")
     e.add_argument("--candidate", required=True)
     e.add_argument("--out", required=True)
-    e.add_argument("--prepared")
+    e.add_argument("--init", help="the task's init arguments (task_worker init): ModelNew is built with them")
     r = sub.add_parser("run")
     r.add_argument("--candidate", required=True)
     r.add_argument("--format", choices=["kernelbench", "native"], required=True)

@@ -155,6 +155,21 @@ def prepare(args):
         json.dump(spec, f, indent=1)
 
 
+def init(args):
+    """What ModelNew is built with (get_init_inputs() under the init seed), written before any device work: the
+    candidate's sources are extracted from it while the reference is prepared on the device. Same values as
+    spec.json's init_inputs (build_model computes them the same way, on the CPU)."""
+    _, _, _, get_init_inputs = load_task(args.task)
+    torch.manual_seed(args.init_seed)
+    init_inputs = call_stage("get_init_inputs", get_init_inputs)
+    if not isinstance(init_inputs, (list, tuple)):
+        raise TaskError("get_init_inputs", "get_init_inputs() must return a list or tuple")
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"init_inputs": tensor_io.to_json_value(list(init_inputs)), "init_seed": args.init_seed}, f)
+    os.replace(tmp, args.out)
+
+
 def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
     """Catalogs C1 and C2: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs()
     makes with those globals changed, and the reference's outputs for them, in held_out_K/. A value {"use": NAME}
@@ -322,15 +337,21 @@ def main(argv=None):
     b.add_argument("--iters", type=int, default=20)
     b.add_argument("--init-seed", type=int, default=42)
     b.add_argument("--out", required=True)
+    i = sub.add_parser("init")
+    i.add_argument("--task", required=True)
+    i.add_argument("--init-seed", type=int, default=42)
+    i.add_argument("--out", required=True, help="JSON file: {init_inputs, init_seed}")
     sub.add_parser("build-info")
     args = parser.parse_args(argv)
     try:
-        {"prepare": prepare, "baseline": baseline, "build-info": build_info}[args.command](args)
+        {"prepare": prepare, "baseline": baseline, "init": init, "build-info": build_info}[args.command](args)
     except TaskError as e:
-        out_dir = getattr(args, "out", None)
-        if args.command == "prepare" and out_dir:
-            os.makedirs(out_dir, exist_ok=True)
-            with open(os.path.join(out_dir, "error.json"), "w") as f:
+        out = getattr(args, "out", None)
+        error_json = {"prepare": lambda: os.path.join(out, "error.json"), "init": lambda: out + ".error.json"}
+        if out and args.command in error_json:
+            if args.command == "prepare":
+                os.makedirs(out, exist_ok=True)
+            with open(error_json[args.command](), "w") as f:
                 json.dump({"stage": e.stage, "message": e.message, "traceback": e.traceback}, f)
         print(f"anvil: task error ({e.stage}): {e.message}", file=sys.stderr)
         return EXIT_TASK_ERROR

@@ -15,7 +15,8 @@ namespace {
 
 // The layout (pipeline/evaluator.cc, tasks/prepare.cc, compile/artifact_cache.h):
 // artifacts/<key>/, artifacts/failed/<key>.log, artifacts/locks/<key>.lock,
-// tasks/<name>-<hash>/ and tasks/<name>-<hash>.lock.
+// tasks/<name>-<hash>/ and tasks/<name>-<hash>.lock; tasks/<name>-<hash>.init.json (a few hundred bytes,
+// counted as other).
 constexpr char kArtifactsFolder[] = "artifacts";
 constexpr char kTasksFolder[] = "tasks";
 constexpr char kFailedFolder[] = "failed";

@@ -43,20 +43,24 @@ int SyntaxLine(const std::string& message) {
 
 }  // namespace
 
-Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& prepared, const TorchInfo& torch,
+Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& init_args, const TorchInfo& torch,
                                      const std::string& sandbox_switches, std::chrono::seconds deadline) {
   auto tmp = MakeTempDir("anvil-extract-");
   if (!tmp.ok()) return tmp.status();
   fs::path out = tmp.value() / "extract.json";
-  ProcessSpec spec = PythonWorkerSpec("candidate_worker", {"extract", "--candidate", candidate.string(), "--out",
-                                                           out.string(), "--prepared", prepared.string()});
+  ProcessSpec spec =
+      PythonWorkerSpec("candidate_worker", {"extract", "--candidate", candidate.string(), "--out", out.string()});
+  if (!init_args.empty()) {
+    spec.argv.push_back("--init");
+    spec.argv.push_back(init_args.string());
+  }
   spec.deadline = deadline;
   spec.working_dir = tmp.value().string();
-  // Importing the candidate runs its code: sandboxed like the run gate.
+  // Importing the candidate runs its code: sandboxed like the run gate. It
+  // reads the task's init arguments and nothing else of the task.
   CandidateAccess access;
-  access.read = CandidateReadablePrepared(prepared);
-  access.read.push_back(candidate);
-  access.hidden = CandidateHiddenPrepared(prepared);
+  access.read = {candidate};
+  if (!init_args.empty()) access.read.push_back(init_args);
   access.scratch = tmp.value();
   access.switches = sandbox_switches;
   auto sandbox = CandidateSandbox(torch, access);

@@ -44,9 +44,10 @@ struct Extraction {
 };
 
 // Error only for anvil's own failures (cannot start Python, unreadable output).
-// Imports the candidate in a sandboxed child (integrity/candidate_sandbox.h).
+// Imports the candidate in a sandboxed child (integrity/candidate_sandbox.h)
+// and builds its ModelNew with `init_args` (TaskInitArgs; empty: not built).
 // `sandbox_switches` as in CandidateAccess::switches.
-Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& prepared,
+Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& init_args,
                                      const TorchInfo& torch, const std::string& sandbox_switches,
                                      std::chrono::seconds deadline);
 

@@ -96,33 +96,53 @@ std::string Evaluator::torch_version() {
   return torch_ ? torch_->torch_version : "";
 }
 
-Result<PreparedTask> Evaluator::Prepare(const Task& task) {
+Result<PreparedTask> Evaluator::Prepare(const Task& task) { return PrepareAsync(task).get(); }
+
+std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = preparing_.find(task.sha256);
+  if (it != preparing_.end()) {
+    const auto& f = it->second;
+    const bool failed = f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !f.get().ok();
+    if (!failed) return f;
+  }
+  auto prepare = [this, task]() -> Result<PreparedTask> {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.status();
+    if (!backend_.HasDevice()) {
+      return Status::Error("no " + backend_.name() + " device is present on this machine: the reference for task " +
+                           task.name + " cannot run here");
+    }
+    PrepareOptions po;
+    po.cache_dir = options_.cache_dir;
+    po.trials = options_.trials;
+    po.max_trial_bytes = options_.max_trial_bytes;
+    if (options_.perf) po.timing_sets = options_.iters;
+    Task with_sets = task;
+    if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
+    SharedDeviceHold hold(device_);
+    return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+  };
+  auto f = std::async(std::launch::async, std::move(prepare)).share();
+  preparing_[task.sha256] = f;
+  return f;
+}
+
+Result<fs::path> Evaluator::InitArgs(const Task& task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = prepared_.find(task.sha256);
-    if (it != prepared_.end()) return it->second;
+    auto it = init_args_.find(task.sha256);
+    if (it != init_args_.end()) return it->second;
   }
   auto torch = Torch();
   if (!torch.ok()) return torch.status();
-  if (!backend_.HasDevice()) {
-    return Status::Error("no " + backend_.name() + " device is present on this machine: the reference for task " +
-                         task.name + " cannot run here");
-  }
   PrepareOptions po;
   po.cache_dir = options_.cache_dir;
-  po.trials = options_.trials;
-  po.max_trial_bytes = options_.max_trial_bytes;
-  if (options_.perf) po.timing_sets = options_.iters;
-  Task with_sets = task;
-  if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
-  auto prepared = [&] {
-    SharedDeviceHold hold(device_);
-    return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
-  }();
-  if (!prepared.ok()) return prepared.status();
+  auto file = TaskInitArgs(task, torch.value().torch_version, po);
+  if (!file.ok()) return file.status();
   std::lock_guard<std::mutex> lock(mu_);
-  prepared_[task.sha256] = prepared.value();
-  return prepared;
+  init_args_[task.sha256] = file.value();
+  return file;
 }
 
 Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const Lanes& lanes) {
@@ -158,22 +178,19 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   v.format = format.value();
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
 
-  std::optional<PreparedTask> prepared;
+  std::shared_future<Result<PreparedTask>> preparing;
   if (v.device_present) {
-    StageClock clock(v, "prepare");
-    auto p = Prepare(task);
-    if (!p.ok()) return infra(p.message());
-    prepared = p.value();
+    preparing = PrepareAsync(task);
   } else if (auto torch = Torch(); !torch.ok()) {
     return infra(torch.message());
   }
 
-  Gates(task, prepared ? *prepared : PreparedTask{}, candidate_path, lanes, v);
+  Gates(task, preparing, candidate_path, lanes, v);
   return finish(v.status);
 }
 
-void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::path& candidate, const Lanes& lanes,
-                      Verdict& v) {
+void Evaluator::Gates(const Task& task, const std::shared_future<Result<PreparedTask>>& preparing,
+                      const fs::path& candidate, const Lanes& lanes, Verdict& v) {
   // Extraction and the compile are CPU work: in a batch they wait for a
   // compile slot, and later candidates' compiles overlap this one's runs.
   std::optional<SlotHold> compile_slot;
@@ -199,12 +216,22 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   // importing it (sandboxed); a native candidate is its own source.
   std::vector<ExtensionSpec> extensions;
   if (v.format == "kernelbench") {
-    fs::path extract_from = prepared.dir.empty() ? fs::path() : prepared.dir;
+    // ModelNew is built with the task's init arguments, so that load_inline
+    // calls made in its __init__ are extracted too.
+    auto init_args = [&] {
+      StageClock clock(v, "prepare");
+      return InitArgs(task);
+    }();
+    if (!init_args.ok()) {
+      v.error = init_args.message();
+      v.status = VerdictStatus::kInfraError;
+      return;
+    }
     auto x = [&] {
       StageClock clock(v, "extract");
       std::optional<SharedDeviceHold> cpu_work;  // On the cpu backend the CPU is the device.
       if (backend_.kind() == BackendKind::kCpu) v.device_wait_seconds += cpu_work.emplace(device_).waited();
-      return ExtractExtensions(candidate, extract_from, torch.value(), SandboxSwitches(torch.value()),
+      return ExtractExtensions(candidate, init_args.value(), torch.value(), SandboxSwitches(torch.value()),
                                options_.compile_deadline);
     }();
     if (!x.ok()) {
@@ -314,8 +341,18 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
   }
 
   // Gates 1 and 2: run the trials in a child, compare in this process (and
-  // gate 4's timed calls in the same child).
+  // gate 4's timed calls in the same child), once the task is prepared.
   compile_slot.reset();
+  const Result<PreparedTask>& ready = [&]() -> const Result<PreparedTask>& {
+    StageClock clock(v, "prepare");  // What this evaluation waited for it, beyond its own build.
+    return preparing.get();
+  }();
+  if (!ready.ok()) {
+    v.error = ready.message();
+    v.status = VerdictStatus::kInfraError;
+    return;
+  }
+  const PreparedTask& prepared = ready.value();
   std::optional<SlotHold> run_slot;
   if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
 
@@ -348,7 +385,16 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     }
   } remove_work{work, options_.keep_work};
   if (options_.keep_work) (void)WriteFileAtomic(work / kKeptMarker, "kept by --keep-work: not swept\n");
-  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, v);
+  // Queued for its timed calls, a candidate gives its run slot to the next
+  // one if the device's queue has room; else it keeps it while it waits.
+  bool queued = false;
+  auto release_run_slot = [&] {
+    if (!run_slot || lanes.timing_queue == nullptr || !lanes.timing_queue->TryAcquire()) return;
+    queued = true;
+    run_slot.reset();
+  };
+  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, release_run_slot, v);
+  if (queued) lanes.timing_queue->Release();
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
     SandboxViolation(v, "while it ran the trials");
@@ -377,7 +423,9 @@ void Evaluator::Gates(const Task& task, const PreparedTask& prepared, const fs::
     return;
   }
 
-  // Gate 4: perf.
+  // Gate 4: perf. Its baselines, if measured now, wait for the device alone
+  // like the timed calls did: not in a run slot.
+  run_slot.reset();
   v.status = VerdictStatus::kPass;
   if (options_.perf) JudgePerf(task, prepared, run, v);
 }
@@ -395,7 +443,8 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
 
 Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                                              const fs::path& candidate, const fs::path& work,
-                                             std::uintmax_t scratch_room, Verdict& v) {
+                                             std::uintmax_t scratch_room, const std::function<void()>& release_run_slot,
+                                             Verdict& v) {
   RunRequest req = BaseRequest(candidate, v, torch);
   v.run.ran = true;
   v.correct.ran = true;
@@ -470,9 +519,9 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     double gate_seconds = 0;
     // The trials share the device; the timed calls get it alone (waiting for
     // it while the child waits). Released when the process has ended.
-    enum class Hold { kNone, kShared, kExclusive };
-    v.device_wait_seconds += device_.AcquireShared();
-    Hold hold = Hold::kShared;
+    std::optional<SharedDeviceHold> shared(std::in_place, device_);
+    v.device_wait_seconds += shared->waited();
+    bool exclusive = false;
     if (options_.perf && g == groups - 1) {
       // Gate 4 follows in the same process, but only for a candidate whose
       // every trial is written, right and free of torch compute: the trials
@@ -489,18 +538,18 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         gate_seconds = Seconds(t0);
         const bool time_them =
             right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
-        device_.ReleaseShared();
-        hold = Hold::kNone;
+        shared.reset();
         if (time_them) {
+          if (!prepared.streamed) release_run_slot();
           v.device_wait_seconds += device_.AcquireExclusive();
-          hold = Hold::kExclusive;
+          exclusive = true;
         }
         return time_them;
       };
     }
     auto run = RunCandidate(backend_, req, per_group);
-    if (hold == Hold::kShared) device_.ReleaseShared();
-    if (hold == Hold::kExclusive) device_.ReleaseExclusive();
+    shared.reset();
+    if (exclusive) device_.ReleaseExclusive();
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return checked;

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,6 +64,9 @@ int RecheckSets(const PreparedTask& prepared, const EvalOptions& options);
 struct Lanes {
   Slots* compile = nullptr;
   Slots* run = nullptr;
+  // Places for candidates that gave their run slot back to wait for their
+  // timed calls (their processes stay alive on the device).
+  Slots* timing_queue = nullptr;
 };
 
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
@@ -73,6 +78,9 @@ class Evaluator {
 
   // prepare(task), cached. Error names the task and what is wrong with it.
   Result<PreparedTask> Prepare(const Task& task);
+  // The same, started now on a thread of its own; evaluations of one task
+  // share one preparation (a failed one is tried again by the next caller).
+  std::shared_future<Result<PreparedTask>> PrepareAsync(const Task& task);
   // Every gate for one candidate of `task` (prepares the task first).
   Verdict Evaluate(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes = {});
 
@@ -86,11 +94,15 @@ class Evaluator {
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).
   std::string SandboxSwitches(const TorchInfo& torch);
-  // Every gate after prepare; the run's folder (memory-backed scratch for a
-  // streamed task when the budget allows: pipeline/scratch_budget.h) is made
-  // once the candidate is built and has its run slot.
-  void Gates(const Task& task, const PreparedTask& prepared, const std::filesystem::path& candidate, const Lanes& lanes,
-             Verdict& v);
+  // The task's init arguments (TaskInitArgs), cached.
+  Result<std::filesystem::path> InitArgs(const Task& task);
+  // Every gate. Extraction and the compile overlap the task's preparation
+  // (`preparing`; not valid without a device), which the run waits for; the
+  // run's folder (memory-backed scratch for a streamed task when the budget
+  // allows: pipeline/scratch_budget.h) is made once the candidate is built and
+  // has its run slot.
+  void Gates(const Task& task, const std::shared_future<Result<PreparedTask>>& preparing,
+             const std::filesystem::path& candidate, const Lanes& lanes, Verdict& v);
   // The fields every candidate run shares: candidate, format, artifacts,
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
@@ -102,10 +114,13 @@ class Evaluator {
     std::optional<RunOutcome> timed;
   };
   // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
-  // last process goes on to the timed calls once its trials passed.
+  // last process goes on to the timed calls once its trials passed. Before
+  // it waits for the device alone, it calls `release_run_slot`: a candidate
+  // queued for its timed calls no longer runs (a streamed task's keeps its
+  // slot: its child holds GBs on the device).
   CheckedRun RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                          const std::filesystem::path& candidate, const std::filesystem::path& work,
-                         std::uintmax_t scratch_room, Verdict& v);
+                         std::uintmax_t scratch_room, const std::function<void()>& release_run_slot, Verdict& v);
   // `recheck_seed`: got_dir holds a recheck of timing set `trial`, whose
   // large outputs are the elements RecheckPoints draws from that seed.
   TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
@@ -128,8 +143,11 @@ class Evaluator {
   std::mutex mu_;
   std::optional<TorchInfo> torch_;
   std::optional<std::string> sandbox_switches_;
-  std::map<std::string, PreparedTask> prepared_;  // By task sha256.
-  DeviceGate device_;                             // Evaluations side by side share the device; timed runs get it alone.
+  // By task sha256. Held until the evaluator ends: its destructor waits for
+  // preparations still running.
+  std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
+  std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
+  DeviceGate device_;  // Evaluations side by side share the device; timed runs get it alone.
 };
 
 }  // namespace anvil

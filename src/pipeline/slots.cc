@@ -12,6 +12,13 @@ double Slots::Acquire() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+bool Slots::TryAcquire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_ == 0) return false;
+  --free_;
+  return true;
+}
+
 void Slots::Release() {
   std::lock_guard<std::mutex> lock(mu_);
   ++free_;

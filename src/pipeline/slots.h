@@ -1,5 +1,6 @@
 // A fixed number of places for one kind of a batch's work: compiles on the
-// node's CPUs (`--compile-jobs`), candidate runs on one device (`--jobs`). A
+// node's CPUs (`--compile-jobs`), candidate runs on one device (`--jobs`),
+// candidates queued on it for their timed calls (as many as runs). A
 // batch runs more evaluations than it has run slots, so the CPU compiles later
 // candidates while the device runs earlier ones (issue 5). Thread-safe.
 #pragma once
@@ -17,6 +18,8 @@ class Slots {
 
   // Waits for a free slot and takes it; returns the seconds it waited.
   double Acquire();
+  // Takes a free slot if there is one, without waiting.
+  bool TryAcquire();
   void Release();
 
  private:

@@ -50,5 +50,14 @@ TEST(SlotsTest, AWaiterReportsHowLongItWaited) {
   EXPECT_GE(waited, 0.09);
 }
 
+TEST(SlotsTest, TryAcquireTakesOnlyAFreeSlot) {
+  Slots slots(1);
+  EXPECT_TRUE(slots.TryAcquire());
+  EXPECT_FALSE(slots.TryAcquire());  // Taken: no wait, no slot.
+  slots.Release();
+  EXPECT_TRUE(slots.TryAcquire());
+  slots.Release();
+}
+
 }  // namespace
 }  // namespace anvil

@@ -148,6 +148,31 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   return ReadSeeds(prepared);
 }
 
+Result<fs::path> TaskInitArgs(const Task& task, const std::string& torch_version, const PrepareOptions& options) {
+  const std::string key = Sha256Hex(task.sha256 + "|init|" + torch_version + "|" + std::to_string(options.init_seed) +
+                                    "|" + std::to_string(kProtocolVersion));
+  const fs::path root = options.cache_dir / "tasks";
+  const fs::path file = root / (task.name + "-" + key.substr(0, 16) + ".init.json");
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return Status::Error("cannot create cache folder " + root.string() + ": " + ec.message());
+  FileLock lock(fs::path(file.string() + ".lock"));
+  if (fs::is_regular_file(file, ec)) return file;
+  const fs::path error_json = file.string() + ".error.json";
+  (void)fs::remove(error_json, ec);
+  ProcessSpec spec = PythonWorkerSpec("task_worker", {"init", "--task", task.path.string(), "--init-seed",
+                                                      std::to_string(options.init_seed), "--out", file.string()});
+  spec.deadline = options.deadline;
+  auto r = RunProcess(spec);
+  if (!r.ok()) return r.status();
+  if (!r.value().Succeeded() || !fs::is_regular_file(file, ec)) {
+    std::string msg = TaskErrorMessage(task, error_json, r.value());
+    (void)fs::remove(error_json, ec);
+    return Status::Error(msg);
+  }
+  return file;
+}
+
 Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
                   const fs::path& out, std::chrono::seconds deadline) {
   std::string joined;

@@ -73,6 +73,15 @@ std::filesystem::path PreparedTaskLockPath(const std::filesystem::path& dir);
 Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
                   const std::filesystem::path& out, std::chrono::seconds deadline);
 
+// What Model and ModelNew are built with (get_init_inputs() under
+// `options.init_seed`) in a JSON file {init_inputs, init_seed}: made on the
+// CPU by the task worker, no device needed, and cached beside the prepared
+// folders (tasks/<name>-<hash>.init.json). A candidate's sources are
+// extracted with it while the reference is prepared on the device. Errors as
+// PrepareTask's.
+Result<std::filesystem::path> TaskInitArgs(const Task& task, const std::string& torch_version,
+                                           const PrepareOptions& options);
+
 // Error (with the stage and the traceback's last lines) when the task does not
 // import, lacks Model/get_inputs/get_init_inputs, or its code fails.
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,

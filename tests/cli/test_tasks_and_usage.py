@@ -38,6 +38,7 @@ def test_tasks_spec_json():
     ("no_model.py", "missing", "Model"),
     ("bad_inputs.py", "get_inputs", "get_inputs"),
     ("bad_forward.py", "forward", "forward"),
+    ("bad_init_inputs.py", "get_init_inputs", "anvil_bad_init"),
 ])
 def test_broken_tasks_get_clear_messages(task, stage, words):
     proc = run_anvil("eval", "--cache-dir", cache_dir(), "--task", str(BAD_TASKS / task), "--candidate",
@@ -70,6 +71,22 @@ def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
     assert [v["status"] for v in verdicts] == ["infra_error", "pass"]
     assert "bad_forward" in verdicts[0]["error"]
     assert len(out.read_text().splitlines()) == 2
+
+
+def test_a_task_whose_init_arguments_fail_gives_its_kernelbench_candidates_infra_error(tmp_path):
+    # A kernelbench candidate is extracted with the task's init arguments (task_worker init, made on the CPU while
+    # the reference is prepared): their failure names the task and the stage, and the next job is unaffected.
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(
+        json.dumps({"task": str(BAD_TASKS / "bad_init_inputs.py"),
+                    "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_kb.py")}) + "\n" +
+        json.dumps({"task": RELU, "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_kb.py")}) + "\n")
+    verdicts, proc = eval_json("--list", str(jobs), "--no-perf", "--jobs", "2", "--compile-jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert [v["status"] for v in verdicts] == ["infra_error", "pass"]
+    assert "bad_init_inputs" in verdicts[0]["error"] and "[stage: get_init_inputs]" in verdicts[0]["error"], \
+        verdicts[0]["error"]
+    assert "anvil_bad_init" in verdicts[0]["error"]
 
 
 def test_an_interrupted_eval_resumes_from_its_out_file(tmp_path):
