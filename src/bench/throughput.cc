@@ -171,7 +171,8 @@ Summary Summarize(std::vector<double> values) {
 // and timed calls at the measured median), waiting — for the device while
 // other evaluations held it, for a compile slot — and the task's preparation
 // and eager baseline (once per task, not per candidate: the bench reports
-// them as stages of their own).
+// them as stages of their own), and the run's one-time setup (torch's build
+// facts, the sandbox probe).
 // A candidate that ran into its deadline spent the deadline: its own time.
 double Overhead(const Verdict& v) {
   double kernel_s = 0;
@@ -185,7 +186,7 @@ double Overhead(const Verdict& v) {
   // compiler's time too); the eager baseline is measured once per task.
   const double compile_s = std::max(v.compile.seconds, stage("compile"));
   return std::max(0.0, v.seconds - compile_s - kernel_s - v.device_wait_seconds - v.compile_wait_seconds -
-                           stage("prepare") - stage("baselines"));
+                           stage("setup") - stage("prepare") - stage("baselines"));
 }
 
 std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& verdicts) {
@@ -259,6 +260,44 @@ std::string RenameExtensions(const std::string& text, const std::string& suffix,
   return out + text.substr(std::min(at, text.size()));
 }
 
+namespace {
+
+// `jobs` as new work for the fresh pass: each candidate's extensions renamed
+// with `_f<i>` (from the given file), each task a copy that differs by a
+// comment line, under work/fresh/.
+std::vector<Job> FreshJobs(const std::vector<Job>& given, const fs::path& work) {
+  std::vector<Job> jobs = given;
+  std::map<std::string, Task> tasks;  // By the given task's path.
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const std::string key = given[i].task.path.string();
+    auto it = tasks.find(key);
+    if (it == tasks.end()) {
+      const fs::path to = work / "fresh" / "tasks" / std::to_string(tasks.size()) / given[i].task.path.filename();
+      auto text = ReadFile(given[i].task.path);
+      std::error_code ec;
+      fs::create_directories(to.parent_path(), ec);
+      Result<Task> task = Status::Error("unread");
+      if (text.ok() &&
+          WriteFileAtomic(to, text.value() + "\n# anvil bench throughput: a new task (fresh pass)\n").ok()) {
+        task = LoadTask(to);
+      }
+      it = tasks.emplace(key, task.ok() ? task.value() : given[i].task).first;
+    }
+    jobs[i].task = it->second;
+    auto text = ReadFile(given[i].candidate);
+    if (!text.ok()) continue;
+    const std::string copy = RenameExtensions(text.value(), "_f" + std::to_string(i), nullptr);
+    const fs::path to =
+        work / "fresh" / "candidates" / (std::to_string(i) + "_" + given[i].candidate.filename().string());
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (WriteFileAtomic(to, copy).ok()) jobs[i].candidate = to;
+  }
+  return jobs;
+}
+
+}  // namespace
+
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
                                     const std::vector<Job>& given, const BatchOptions& batch,
                                     const ThroughputOptions& o, const BenchProgress& progress) {
@@ -284,16 +323,18 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   report.jobs_per_gpu = batch.parallel;
   report.compile_ahead = batch.compile_ahead;
   const int n = static_cast<int>(jobs.size());
-  for (const char* name : {"anvil_cold", "anvil_warm"}) {
-    if (!o.anvil || (!o.warm && std::string(name) == "anvil_warm")) break;
+  auto run_pass = [&](const std::string& name, const std::vector<Job>& pass_jobs, std::vector<Verdict>& into) {
     GpuSampler sampler(backend, report.gpus);
     const auto start = Clock::now();
-    std::vector<Verdict> verdicts =
-        AnvilPass(evaluators, jobs, batch, name, o.work / (std::string(name).substr(6) + "_verdicts.jsonl"), progress);
+    into = AnvilPass(evaluators, pass_jobs, batch, name, o.work / (name.substr(6) + "_verdicts.jsonl"), progress);
     BenchPass pass = Pass(name, Since(start), n);
     sampler.Fill(pass);
     report.passes.push_back(pass);
-    (std::string(name) == "anvil_cold" ? report.cold : report.warm) = std::move(verdicts);
+  };
+  if (o.anvil) {
+    run_pass("anvil_cold", jobs, report.cold);
+    if (o.fresh) run_pass("anvil_fresh", FreshJobs(jobs, o.work), report.fresh);
+    if (o.warm) run_pass("anvil_warm", jobs, report.warm);
   }
   for (const Verdict& v : report.cold) {
     if (v.compile.pch == "built") {
@@ -384,9 +425,11 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
        << Percent(p.gpu_busy) << " | " << Percent(p.gpu_idle) << " |\n";
   }
   const BenchPass* cold = nullptr;
+  const BenchPass* fresh = nullptr;
   const BenchPass* stock = nullptr;
   for (const BenchPass& p : r.passes) {
     if (p.name == "anvil_cold") cold = &p;
+    if (p.name == "anvil_fresh") fresh = &p;
     if (p.name == "stock") stock = &p;
   }
   if (cold && stock && stock->verdicts_per_hour > 0) {
@@ -397,6 +440,10 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
     }
     md << "\n";
   }
+  if (fresh && stock && stock->verdicts_per_hour > 0) {
+    md << "\nanvil (fresh: new candidates on new tasks, the machine set up by the cold pass) / stock: **"
+       << Fixed(fresh->verdicts_per_hour / stock->verdicts_per_hour, 1) << "x**\n";
+  }
   if (const auto per = EstimatedStockSeconds(r); per && cold && *per > 0) {
     const double rate = 3600.0 / *per;
     md << "\nThe stock path over the whole set, estimated from its sample (a candidate anvil found to hang counted at "
@@ -406,25 +453,39 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
     if (r.pch_seconds > 0) {
       md << " (" << Fixed(RateWithoutPch(*cold, r) / rate, 1) << "x without the one-time torch PCH build)";
     }
+    if (fresh) md << "; anvil (fresh) / stock **" << Fixed(fresh->verdicts_per_hour / rate, 1) << "x**";
     md << "\n";
   }
-  md << "\n| anvil stage (mean / max s per candidate) | cold | warm |\n|---|---|---|\n";
-  auto cold_stages = ByStage(r.cold);
-  auto warm_stages = ByStage(r.warm);
-  for (const auto& [stage, values] : cold_stages) {
-    const Summary c = Summarize(values);
-    const Summary w = Summarize(warm_stages[stage]);
-    md << "| " << stage << " | " << Fixed(c.mean, 3) << " / " << Fixed(c.max, 3) << " | " << Fixed(w.mean, 3) << " / "
-       << Fixed(w.max, 3) << " |\n";
+  // Stages by anvil pass: cold, then fresh where it ran, then warm.
+  std::vector<std::pair<std::string, const std::vector<Verdict>*>> columns = {{"cold", &r.cold}};
+  if (fresh) columns.emplace_back("fresh", &r.fresh);
+  columns.emplace_back("warm", &r.warm);
+  md << "\n| anvil stage (mean / max s per candidate) |";
+  for (const auto& [label, verdicts] : columns) md << " " << label << " |";
+  md << "\n|---|";
+  for (std::size_t c = 0; c < columns.size(); ++c) md << "---|";
+  md << "\n";
+  std::vector<std::map<std::string, std::vector<double>>> by_stage;
+  for (const auto& column : columns) by_stage.push_back(ByStage(*column.second));
+  for (const auto& [stage, values] : by_stage.front()) {
+    md << "| " << stage << " |";
+    for (auto& stages : by_stage) {
+      const Summary s = Summarize(stages[stage]);
+      md << " " << Fixed(s.mean, 3) << " / " << Fixed(s.max, 3) << " |";
+    }
+    md << "\n";
   }
-  std::vector<double> oc, ow;
-  for (const Verdict& v : r.cold) oc.push_back(Overhead(v));
-  for (const Verdict& v : r.warm) ow.push_back(Overhead(v));
-  const Summary sc = Summarize(oc), sw = Summarize(ow);
-  md << "| overhead beyond compile, kernel time, per-task work (preparation, baseline) and waits | "
-     << Fixed(sc.mean, 3) << " / " << Fixed(sc.max, 3) << " | " << Fixed(sw.mean, 3) << " / " << Fixed(sw.max, 3)
-     << " |\n";
-  md << "| the same overhead, median | " << Fixed(sc.median, 3) << " | " << Fixed(sw.median, 3) << " |\n";
+  std::vector<Summary> overheads;
+  for (const auto& column : columns) {
+    std::vector<double> o;
+    for (const Verdict& v : *column.second) o.push_back(Overhead(v));
+    overheads.push_back(Summarize(o));
+  }
+  md << "| overhead beyond compile, kernel time, per-task work (preparation, baseline), one-time setup and waits |";
+  for (const Summary& s : overheads) md << " " << Fixed(s.mean, 3) << " / " << Fixed(s.max, 3) << " |";
+  md << "\n| the same overhead, median |";
+  for (const Summary& s : overheads) md << " " << Fixed(s.median, 3) << " |";
+  md << "\n";
   md << "\n| candidate | anvil (cold) | anvil s | warm overhead s | stock | stock s | stock compile s |\n"
      << "|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
@@ -470,6 +531,9 @@ std::string ThroughputJson(const ThroughputReport& r) {
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     json c = {{"task", r.jobs[i].task.name}, {"candidate", r.jobs[i].candidate.string()}};
     if (i < r.cold.size()) c["anvil_cold"] = {{"status", StatusName(r.cold[i].status)}, {"seconds", r.cold[i].seconds}};
+    if (i < r.fresh.size()) {
+      c["anvil_fresh"] = {{"status", StatusName(r.fresh[i].status)}, {"seconds", r.fresh[i].seconds}};
+    }
     if (i < r.warm.size()) c["anvil_warm"] = {{"status", StatusName(r.warm[i].status)}, {"seconds", r.warm[i].seconds}};
     if (i < r.stock.size() && r.stock[i].ran) {
       c["stock"] = StockJson(r.stock[i]);
@@ -484,6 +548,7 @@ std::string ThroughputJson(const ThroughputReport& r) {
             {"renamed", r.renamed},    {"pch_seconds", r.pch_seconds},   {"stock_estimate", estimate},
             {"passes", passes},        {"stages_cold", stages(r.cold)},  {"stages_warm", stages(r.warm)},
             {"candidates", candidates}};
+  if (!r.fresh.empty()) j["stages_fresh"] = stages(r.fresh);
   return j.dump(2);
 }
 

@@ -23,7 +23,7 @@ namespace anvil {
 
 // One pass over the candidates: anvil's (cold or warm) or the stock path's.
 struct BenchPass {
-  std::string name;  // "anvil_cold", "anvil_warm", "stock"
+  std::string name;  // "anvil_cold", "anvil_fresh", "anvil_warm", "stock"
   double seconds = 0;
   int candidates = 0;
   double verdicts_per_hour = 0;
@@ -46,7 +46,9 @@ struct StockOutcome {
 
 struct ThroughputReport {
   std::vector<Job> jobs;
-  std::vector<Verdict> cold, warm;
+  // fresh: the same candidates as new ones, on new tasks, after the cold
+  // pass (ThroughputOptions::fresh); in the order of `jobs`.
+  std::vector<Verdict> cold, fresh, warm;
   std::vector<StockOutcome> stock;  // Per job; ran = false where the sample skipped it.
   std::vector<BenchPass> passes;
   double pch_seconds = 0;             // The torch PCH built during the cold pass (once per machine and torch).
@@ -63,6 +65,12 @@ struct ThroughputOptions {
   bool anvil =
       true;  // anvil's cold and warm passes (off: the stock path only, e.g. more stock samples in a call of its own).
   bool warm = true;  // anvil's warm pass (after the cold one).
+  // After the cold pass, a fresh one: every candidate again as a new one (its
+  // extension renamed again) on a new task (a copy of the task file that
+  // differs by a comment: prepared anew), so that nothing of the cold pass is
+  // reused but what a machine sets up once (the torch PCH, torch's build
+  // facts, the sandbox probe). What a long run sees after its first batch.
+  bool fresh = false;
   bool stock = true;
   // Run the stock path on this many of the candidates, spread evenly over the
   // list (0: all). It costs ~50 s a candidate on an H200, nearly all of it

@@ -178,12 +178,17 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   v.format = format.value();
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
 
-  std::shared_future<Result<PreparedTask>> preparing;
-  if (v.device_present) {
-    preparing = PrepareAsync(task);
-  } else if (auto torch = Torch(); !torch.ok()) {
+  // Torch's build facts: found once per run (cached on disk), every gate needs them.
+  if (auto torch =
+          [&] {
+            StageClock clock(v, "setup");
+            return Torch();
+          }();
+      !torch.ok()) {
     return infra(torch.message());
   }
+  std::shared_future<Result<PreparedTask>> preparing;
+  if (v.device_present) preparing = PrepareAsync(task);
 
   Gates(task, preparing, candidate_path, lanes, v);
   return finish(v.status);

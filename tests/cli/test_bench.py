@@ -71,3 +71,25 @@ def test_throughput_needs_load_inline_candidates_and_a_fresh_work_folder(tmp_pat
     assert proc.returncode == 2 and "needs a fresh --work" in proc.stderr
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--no-stock", "--no-anvil")
     assert proc.returncode == 2 and "leave nothing to run" in proc.stderr
+
+
+def test_the_fresh_pass_builds_and_prepares_everything_anew_but_what_a_machine_sets_up_once(tmp_path):
+    root, run = make_run(tmp_path, [CANDS / "pass_kb.py"])
+    report = tmp_path / "report.json"
+    proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
+                     str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--baselines", "none", "--no-warm",
+                     "--no-stock", "--fresh", "--json-out", str(report), "-q", env={"ANVIL_PCH": "0"})
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(report.read_text())
+    assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_fresh"]
+    fresh = [json.loads(line) for line in (tmp_path / "work" / "fresh_verdicts.jsonl").read_text().splitlines()]
+    cold = [json.loads(line) for line in (tmp_path / "work" / "cold_verdicts.jsonl").read_text().splitlines()]
+    assert [v["status"] for v in cold + fresh] == ["pass", "pass"]
+    # A new candidate (its own build) on a new task (a copy, prepared anew) ...
+    assert not fresh[0]["gates"]["compile"]["cached"]
+    assert fresh[0]["candidate"]["path"] != cold[0]["candidate"]["path"]
+    assert "/fresh/tasks/" in fresh[0]["task"]["path"] and fresh[0]["task"]["name"] == cold[0]["task"]["name"]
+    assert len(list((tmp_path / "work" / "cache" / "tasks").glob("1_ReLU-*.init.json"))) == 2
+    # ... while torch's build facts were found once, by the cold pass.
+    assert fresh[0]["stage_seconds"]["setup"] < 0.5 < cold[0]["stage_seconds"]["setup"]
+    assert "| anvil_fresh |" in proc.stdout and "| fresh |" in proc.stdout
