@@ -333,8 +333,15 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   };
   if (o.anvil) {
     run_pass("anvil_cold", jobs, report.cold);
-    if (o.fresh) run_pass("anvil_fresh", FreshJobs(jobs, o.work), report.fresh);
     if (o.warm) run_pass("anvil_warm", jobs, report.warm);
+    if (o.fresh) {
+      // The earlier passes' prepared tasks are of no use to new tasks (a long
+      // run's cache evicts them): their room on the disk goes to the new ones
+      // (two passes' worth overfilled the H200 machine's disk).
+      for (Evaluator* e : evaluators) e->ForgetTasks();
+      (void)RemoveTree(evaluators.front()->options().cache_dir / "tasks");
+      run_pass("anvil_fresh", FreshJobs(jobs, o.work), report.fresh);
+    }
   }
   for (const Verdict& v : report.cold) {
     if (v.compile.pch == "built") {

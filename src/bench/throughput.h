@@ -65,7 +65,7 @@ struct ThroughputOptions {
   bool anvil =
       true;  // anvil's cold and warm passes (off: the stock path only, e.g. more stock samples in a call of its own).
   bool warm = true;  // anvil's warm pass (after the cold one).
-  // After the cold pass, a fresh one: every candidate again as a new one (its
+  // Last (after the cold and warm passes), a fresh one: every candidate again as a new one (its
   // extension renamed again) on a new task (a copy of the task file that
   // differs by a comment: prepared anew), so that nothing of the cold pass is
   // reused but what a machine sets up once (the torch PCH, torch's build

@@ -7,6 +7,7 @@
 #include "compile/artifact_cache.h"
 #include "compile/host_pch.h"
 #include "compile/torch_pch.h"
+#include "core/files.h"
 #include "tasks/prepare.h"
 
 namespace anvil {
@@ -52,22 +53,6 @@ bool IsRealFolder(const fs::path& path) {
 bool IsRealFile(const fs::path& path) {
   std::error_code ec;
   return fs::is_regular_file(fs::symlink_status(path, ec));
-}
-
-// Apparent size of the regular files at or below `path`; links are not followed.
-std::uintmax_t TreeBytes(const fs::path& path) {
-  std::error_code ec;
-  if (IsRealFile(path)) return fs::file_size(path, ec);
-  if (!IsRealFolder(path)) return 0;
-  std::uintmax_t total = 0;
-  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    std::error_code entry_ec;
-    if (!fs::is_regular_file(it->symlink_status(entry_ec))) continue;
-    const std::uintmax_t bytes = it->file_size(entry_ec);
-    if (!entry_ec) total += bytes;
-  }
-  return total;
 }
 
 CacheEntry MakeEntry(CacheKind kind, const fs::path& path, fs::path lock) {

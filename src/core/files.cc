@@ -146,6 +146,23 @@ std::uintmax_t FreeBytes(const std::filesystem::path& path) {
   return static_cast<std::uintmax_t>(fs.f_bavail) * fs.f_frsize;
 }
 
+std::uintmax_t TreeBytes(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (fs::is_regular_file(status)) return fs::file_size(path, ec);
+  if (!fs::is_directory(status)) return 0;
+  std::uintmax_t total = 0;
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!fs::is_regular_file(it->symlink_status(entry_ec))) continue;
+    const std::uintmax_t bytes = it->file_size(entry_ec);
+    if (!entry_ec) total += bytes;
+  }
+  return total;
+}
+
 Status RemoveTree(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);

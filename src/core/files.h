@@ -35,6 +35,10 @@ Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintm
 // Bytes available to this user on the filesystem holding `path`; 0 on error.
 std::uintmax_t FreeBytes(const std::filesystem::path& path);
 
+// Apparent size of the regular files at or below `path` (a file: its size);
+// links are not followed; what cannot be read counts 0.
+std::uintmax_t TreeBytes(const std::filesystem::path& path);
+
 // Removes `path` and everything below it. A missing path is not an error.
 Status RemoveTree(const std::filesystem::path& path);
 

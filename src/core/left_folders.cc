@@ -48,16 +48,6 @@ std::vector<fs::path> DefaultRoots() {
   return roots;
 }
 
-std::uintmax_t TreeBytes(const fs::path& dir) {
-  std::uintmax_t bytes = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
-  }
-  return bytes;
-}
-
 }  // namespace
 
 SweptFolders SweepLeftFolders(const std::vector<fs::path>& roots, std::chrono::seconds min_age) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -52,6 +53,15 @@ void TamperCheat(Verdict& v) {
                "the candidate's code replaced what anvil's worker times, copies or reports with: " +
                    (names.empty() ? t.back() : names + " (found " + t.back() + ")"),
                "the candidate tampered with the harness");
+}
+
+// DiskFullProblem for a failed run in `work`.
+std::optional<std::string> DiskFull(const fs::path& work, const PreparedTask& prepared) {
+  const std::uintmax_t free = FreeBytes(work);
+  if (free >= kDiskLowBytes) return std::nullopt;  // Not worth counting the folders.
+  const auto trials = static_cast<std::uintmax_t>(std::max(prepared.trials, 1));
+  const auto trial_bytes = static_cast<std::uintmax_t>(std::max<int64_t>(prepared.trial_bytes, 0));
+  return DiskFullProblem(work, free, TreeBytes(work), std::max(TreeBytes(prepared.dir), 2 * trials * trial_bytes));
 }
 
 }  // namespace
@@ -126,6 +136,12 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
   auto f = std::async(std::launch::async, std::move(prepare)).share();
   preparing_[task.sha256] = f;
   return f;
+}
+
+void Evaluator::ForgetTasks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  preparing_.clear();
+  init_args_.clear();
 }
 
 Result<fs::path> Evaluator::InitArgs(const Task& task) {
@@ -420,6 +436,11 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     return;
   }
   if (!v.run.ok) {
+    if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {
+      v.error = *full;
+      v.status = VerdictStatus::kInfraError;
+      return;
+    }
     v.status = RunFailureStatus(v.run);
     return;
   }

@@ -81,6 +81,10 @@ class Evaluator {
   // The same, started now on a thread of its own; evaluations of one task
   // share one preparation (a failed one is tried again by the next caller).
   std::shared_future<Result<PreparedTask>> PrepareAsync(const Task& task);
+  // Drops what it holds of prepared tasks (and their locks), so that they can
+  // be removed from the cache; the next evaluation of a task prepares it or
+  // finds it again. Not while evaluations run.
+  void ForgetTasks();
   // Every gate for one candidate of `task` (prepares the task first).
   Verdict Evaluate(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes = {});
 

@@ -1,5 +1,6 @@
 #include "pipeline/runtime_outcome.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "core/sandbox.h"
@@ -47,6 +48,16 @@ void SandboxViolation(Verdict& v, const std::string& when) {
 
 VerdictStatus RunFailureStatus(const RunGate& g) {
   return g.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
+}
+
+std::optional<std::string> DiskFullProblem(const std::filesystem::path& work, std::uintmax_t free,
+                                           std::uintmax_t work_bytes, std::uintmax_t task_bytes) {
+  if (free >= kDiskLowBytes || work_bytes > task_bytes + kDiskLowBytes) return std::nullopt;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(free) / (1 << 20));
+  return "the disk holding " + work.parent_path().string() + " has only " + buf +
+         " free: the candidate's run failed for want of room to write its outputs, not by its fault. Free some space "
+         "(anvil cache prune --max-size SIZE) or put the temporary folders (TMPDIR) and --cache-dir on a larger disk";
 }
 
 }  // namespace anvil

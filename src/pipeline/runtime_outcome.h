@@ -3,6 +3,9 @@
 // the evaluator's run and perf gates).
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <string>
 
 #include "integrity/rule_hit.h"
@@ -26,5 +29,18 @@ void SandboxViolation(Verdict& v, const std::string& when);
 
 // timeout or runtime_error.
 VerdictStatus RunFailureStatus(const RunGate& g);
+
+// Below this much free room a failed run may have failed for want of disk
+// (ENOSPC writing its outputs): anvil's problem, not the candidate's.
+inline constexpr std::uintmax_t kDiskLowBytes = std::uintmax_t{1} << 30;
+
+// Why a run that failed (not by its deadline) is anvil's fault rather than
+// the candidate's: `free` bytes were left on the disk under its folder
+// `work`, and the folder holds `work_bytes` — within what the task's own data
+// (`task_bytes`) explains, so the candidate did not fill the disk itself (one
+// that does, to turn its failure into a neutral infra_error, keeps its
+// verdict). nullopt: not the disk.
+std::optional<std::string> DiskFullProblem(const std::filesystem::path& work, std::uintmax_t free,
+                                           std::uintmax_t work_bytes, std::uintmax_t task_bytes);
 
 }  // namespace anvil
