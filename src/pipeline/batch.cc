@@ -14,6 +14,8 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
+constexpr int kTimingQueuePerRunSlot = 3;
+
 constexpr std::size_t kHeaderBytes = 2048;
 
 bool IsCandidateFile(const fs::path& p) {
@@ -135,7 +137,12 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
   std::vector<std::unique_ptr<Slots>> run_slots, timing_queues;
   for (int d = 0; d < n; ++d) {
     run_slots.push_back(std::make_unique<Slots>(parallel));
-    timing_queues.push_back(std::make_unique<Slots>(parallel));
+    // Three per run slot: while a hang holds the device for its deadline, the
+    // candidates whose trials passed wait here, not in run slots, so that the
+    // next ones (another hang among them) still run their trials. With one per
+    // run slot, H200 run N waited 32 s to start its second hang, then 30 s for
+    // it. Each waiting process keeps its memory on the device.
+    timing_queues.push_back(std::make_unique<Slots>(kTimingQueuePerRunSlot * parallel));
   }
   auto lanes_of = [&](int device) {
     return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get(), timing_queues[device].get()} : Lanes{};
@@ -175,7 +182,7 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
   // and as many built candidates waiting for a run: so the CPUs go on building
   // while the devices are behind (run 11 of throughput_h200.md started its
   // last compiles at 132 s of 170, the built ones holding every place).
-  const int in_flight = ahead > 0 ? 2 * parallel * n + 2 * ahead : parallel * n;
+  const int in_flight = ahead > 0 ? (2 + kTimingQueuePerRunSlot) * parallel * n + 2 * ahead : parallel * n;
   const int threads = std::clamp<int>(in_flight, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t % n);

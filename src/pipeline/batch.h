@@ -47,10 +47,10 @@ struct Progress {
 
 // How a batch spreads its jobs. `parallel` evaluations run candidates on each
 // device at once (correctness runs share it; the evaluator's DeviceGate keeps
-// timed runs alone), and as many more wait there for their timed calls. With
-// `compile_ahead`, at most that many extract and compile at once, node-wide
-// (pipeline/slots.h), and as many built ones wait for a run, so the CPUs build
-// later candidates while the devices run earlier ones. 0: no more in flight
+// timed runs alone), and three times as many more wait there for their timed
+// calls. With `compile_ahead`, at most that many extract and compile at once,
+// node-wide (pipeline/slots.h), and as many built ones wait for a run, so the
+// CPUs build later candidates while the devices run earlier ones. 0: no more in flight
 // than `parallel` per device, and compiles are not limited.
 struct BatchOptions {
   int parallel = 1;
