@@ -194,14 +194,13 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   v.format = format.value();
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
 
-  // Torch's build facts: found once per run (cached on disk), every gate needs them.
-  if (auto torch =
-          [&] {
-            StageClock clock(v, "setup");
-            return Torch();
-          }();
-      !torch.ok()) {
-    return infra(torch.message());
+  // Torch's build facts and the sandbox this machine allows: found once per
+  // run (cached on disk); every gate needs them.
+  {
+    StageClock clock(v, "setup");
+    auto torch = Torch();
+    if (!torch.ok()) return infra(torch.message());
+    (void)SandboxSwitches(torch.value());
   }
   std::shared_future<Result<PreparedTask>> preparing;
   if (v.device_present) preparing = PrepareAsync(task);
