@@ -81,6 +81,17 @@ Evaluator::Evaluator(Backend backend, EvalOptions options)
   options_.cache_dir = fs::absolute(options_.cache_dir, ec);
 }
 
+Evaluator::~Evaluator() {
+  std::map<std::string, std::shared_future<Result<PreparedTask>>> running;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running.swap(preparing_);
+  }
+  for (auto& [sha, f] : running) {
+    if (f.valid()) f.wait();  // Before device_ and mu_ go: the preparation uses them.
+  }
+}
+
 Result<TorchInfo> Evaluator::Torch() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!torch_) {

@@ -75,6 +75,11 @@ Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 class Evaluator {
  public:
   Evaluator(Backend backend, EvalOptions options);
+  // Waits for preparations still running (an evaluation that ended early,
+  // e.g. on static evidence, does not wait for its task's).
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
 
   // prepare(task), cached. Error names the task and what is wrong with it.
   Result<PreparedTask> Prepare(const Task& task);

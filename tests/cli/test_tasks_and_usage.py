@@ -89,6 +89,23 @@ def test_a_task_whose_init_arguments_fail_gives_its_kernelbench_candidates_infra
     assert "anvil_bad_init" in verdicts[0]["error"]
 
 
+def test_a_batch_that_ends_before_its_task_is_prepared_exits_cleanly(tmp_path):
+    # The task is prepared beside the candidates' extraction and compile; cheats decided on static evidence end
+    # first, and anvil must wait for the preparation still running before it exits (it uses the evaluator's state).
+    from conftest import run_anvil as anvil
+    task = tmp_path / "relu.py"
+    task.write_text(Path(RELU).read_text() + "\n# a new task: prepared from scratch\n")
+    cheat = EXAMPLES / "candidates" / "relu" / "cheat_kb.py"
+    copies = [shutil.copy(cheat, tmp_path / f"cheat_{i}_kb.py") for i in range(2)]
+    proc = anvil("eval", "--json", "-q", "--cache-dir", str(tmp_path / "cache"), "--task", str(task), "--candidate",
+                 *map(str, copies), "--no-perf", "--compile-jobs", "2", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [v["status"] for v in verdicts] == ["cheat", "cheat"]
+    assert "prepare" not in verdicts[0]["stage_seconds"] or verdicts[0]["stage_seconds"]["prepare"] < 30
+    assert list((tmp_path / "cache" / "tasks").glob("relu-*/spec.json")), "the preparation was cut short"
+
+
 def test_an_interrupted_eval_resumes_from_its_out_file(tmp_path):
     """The infra_error verdict and a last line cut short by the interruption are evaluated again; the two whole
     verdicts are not, and the file ends up with one verdict per job."""
