@@ -14,6 +14,7 @@ Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chron
   spec.argv = argv;
   spec.deadline = deadline;
   spec.output_cap = kCompilerLogCap;
+  spec.max_file_bytes = kCompilerMaxFileBytes;
   spec.env = {{"LC_ALL", "C"}};
   auto r = RunProcess(spec);
   if (!r.ok()) {

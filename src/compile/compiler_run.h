@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ struct CompilerRun {
   // phases: "nvcc_host_front", "nvcc_device", "nvcc_host_compile").
   std::map<std::string, double> step_seconds;
 };
+
+// No file a compiler writes may grow past this (RLIMIT_FSIZE): a candidate
+// cannot fill the disk through its build (a giant static array), which would
+// make its failure look like anvil's (pipeline/runtime_outcome.h). torch's
+// extension PCH, the largest, is about 0.75 GB.
+inline constexpr std::uintmax_t kCompilerMaxFileBytes = std::uintmax_t{2} << 30;
 
 // Error only when the compiler could not be started (e.g. not installed).
 Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline);

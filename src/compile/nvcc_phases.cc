@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "compile/compiler_run.h"
 #include "compile/host_pch.h"
 #include "core/files.h"
 #include "core/subprocess.h"
@@ -54,6 +55,7 @@ Result<ProcessResult> RunScript(const std::string& script, std::chrono::steady_c
   spec.argv = {"/bin/sh", "-c", script};
   spec.env = {{"LC_ALL", "C"}};
   spec.output_cap = kLogCap;
+  spec.max_file_bytes = kCompilerMaxFileBytes;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
   spec.deadline = std::max(left, std::chrono::milliseconds(1));
   return RunProcess(spec);

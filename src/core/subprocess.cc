@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -168,6 +169,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
       (void)!write(report, &layers, sizeof layers);
       (void)!write(report, &e, sizeof e);
       _exit(127);
+    }
+    if (spec.max_file_bytes > 0) {
+      const struct rlimit fsize = {spec.max_file_bytes, spec.max_file_bytes};
+      (void)setrlimit(RLIMIT_FSIZE, &fsize);
     }
     if (spec.sandbox) layers = spec.sandbox->EnterInChild(parent, parent_group);
     // After the sandbox (which may hold a descriptor of its own until then):

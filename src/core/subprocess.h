@@ -39,6 +39,9 @@ struct ProcessSpec {
   std::shared_ptr<std::atomic<int>> started_pid;
   std::chrono::milliseconds kill_grace{500};  // SIGTERM -> SIGKILL delay.
   std::size_t output_cap = 1 << 20;           // Bytes kept per stream.
+  // RLIMIT_FSIZE of the child (no file it writes grows past it); 0: as the
+  // parent's. A sandbox sets its own.
+  std::uintmax_t max_file_bytes = 0;
   // When set, the child enters it just before exec (core/sandbox.h).
   std::shared_ptr<const Sandbox> sandbox;
   // Parent descriptors the child gets as fds 3, 4, ... (in this order); every

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -68,6 +69,28 @@ TEST(SubprocessTest, ReportsCrashSignal) {
   EXPECT_EQ(r.value().term_signal, SIGSEGV);
   EXPECT_FALSE(r.value().Succeeded());
   EXPECT_NE(r.value().Describe().find("signal 11"), std::string::npos);
+}
+
+// Compilers run under a file size cap (compile/compiler_run.h): a write past
+// it ends the writer (SIGXFSZ) and the file stays at the cap.
+TEST(SubprocessTest, AFileSizeCapStopsAWriterAtTheCap) {
+  char dir[] = "/tmp/anvil-fsize-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/big";
+  ProcessSpec spec;
+  spec.argv = {"dd", "if=/dev/zero", "of=" + file, "bs=1M", "count=4"};
+  spec.max_file_bytes = 1 << 20;
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().term_signal, SIGXFSZ) << r.value().Describe();
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<long long>(in.tellg()), 1 << 20);
+  std::remove(file.c_str());
+  rmdir(dir);
+  // Without a cap, the same write completes.
+  spec.max_file_bytes = 0;
+  spec.argv = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=4"};
+  EXPECT_TRUE(RunProcess(spec).value().Succeeded());
 }
 
 TEST(SubprocessTest, DeadlineKillsWholeGroupIncludingGrandchildren) {

@@ -344,6 +344,12 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     }
   }
   if (v.compile.ran && !v.compile.ok) {
+    const fs::path artifacts = options_.cache_dir / "artifacts";
+    if (auto full = BuildDiskFullProblem(artifacts, FreeBytes(artifacts))) {
+      v.error = *full;
+      v.status = VerdictStatus::kInfraError;
+      return;
+    }
     v.status = VerdictStatus::kCompileError;
     return;
   }

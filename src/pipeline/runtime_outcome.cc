@@ -50,14 +50,27 @@ VerdictStatus RunFailureStatus(const RunGate& g) {
   return g.timed_out ? VerdictStatus::kTimeout : VerdictStatus::kRuntimeError;
 }
 
+namespace {
+
+std::string DiskFullMessage(const std::filesystem::path& folder, std::uintmax_t free, const std::string& what) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(free) / (1 << 20));
+  return "the disk holding " + folder.string() + " has only " + buf + " free: " + what +
+         " failed for want of room, not by the candidate's fault. Free some space (anvil cache prune --max-size "
+         "SIZE) or put the temporary folders (TMPDIR) and --cache-dir on a larger disk";
+}
+
+}  // namespace
+
 std::optional<std::string> DiskFullProblem(const std::filesystem::path& work, std::uintmax_t free,
                                            std::uintmax_t work_bytes, std::uintmax_t task_bytes) {
   if (free >= kDiskLowBytes || work_bytes > task_bytes + kDiskLowBytes) return std::nullopt;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(free) / (1 << 20));
-  return "the disk holding " + work.parent_path().string() + " has only " + buf +
-         " free: the candidate's run failed for want of room to write its outputs, not by its fault. Free some space "
-         "(anvil cache prune --max-size SIZE) or put the temporary folders (TMPDIR) and --cache-dir on a larger disk";
+  return DiskFullMessage(work.parent_path(), free, "the candidate's run (writing its outputs)");
+}
+
+std::optional<std::string> BuildDiskFullProblem(const std::filesystem::path& cache, std::uintmax_t free) {
+  if (free >= kDiskLowBytes) return std::nullopt;
+  return DiskFullMessage(cache, free, "the candidate's build");
 }
 
 }  // namespace anvil

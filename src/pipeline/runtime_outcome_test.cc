@@ -12,7 +12,8 @@ constexpr std::uintmax_t kMiB = std::uintmax_t{1} << 20;
 TEST(DiskFullProblemTest, AFullDiskTheCandidateDidNotFillIsAnvilsProblem) {
   auto problem = DiskFullProblem("/tmp/anvil-eval-x/trials", 20 * kMiB, 200 * kMiB, 400 * kMiB);
   ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("/tmp/anvil-eval-x has only 20 MiB free"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("/tmp/anvil-eval-x has only 20 MiB free: the candidate's run"), std::string::npos)
+      << *problem;
   EXPECT_NE(problem->find("anvil cache prune"), std::string::npos) << *problem;
 }
 
@@ -25,6 +26,14 @@ TEST(DiskFullProblemTest, RoomOnTheDiskMeansTheFailureIsTheCandidates) {
 TEST(DiskFullProblemTest, ACandidateThatFilledTheDiskItselfKeepsItsVerdict) {
   EXPECT_FALSE(DiskFullProblem("/tmp/w/trials", 0, 40 * kDiskLowBytes, 400 * kMiB).has_value());
   EXPECT_TRUE(DiskFullProblem("/tmp/w/trials", 0, 400 * kMiB + kDiskLowBytes, 400 * kMiB).has_value());
+}
+
+TEST(DiskFullProblemTest, ABuildThatFailedOnAFullDiskIsAnvilsProblem) {
+  auto problem = BuildDiskFullProblem("/cache/artifacts", 5 * kMiB);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("/cache/artifacts has only 5 MiB free: the candidate's build failed"), std::string::npos)
+      << *problem;
+  EXPECT_FALSE(BuildDiskFullProblem("/cache/artifacts", kDiskLowBytes).has_value());
 }
 
 }  // namespace
