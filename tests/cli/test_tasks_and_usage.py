@@ -59,12 +59,16 @@ def test_a_held_out_set_naming_a_global_the_task_lacks_is_a_clear_task_error(tmp
     assert "[stage: held_out]" in proc.stderr and "no module global 'batch'" in proc.stderr, proc.stderr
 
 
-def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
+def jobs_file(tmp_path, rows):
+    """A --list file of (task, relu example candidate name) rows."""
     jobs = tmp_path / "jobs.jsonl"
-    jobs.write_text(
-        json.dumps({"task": str(BAD_TASKS / "bad_forward.py"),
-                    "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")}) + "\n" +
-        json.dumps({"task": RELU, "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")}) + "\n")
+    jobs.write_text("".join(json.dumps({"task": str(task), "candidate": str(EXAMPLES / "candidates" / "relu" / name)})
+                            + "\n" for task, name in rows))
+    return jobs
+
+
+def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
+    jobs = jobs_file(tmp_path, [(BAD_TASKS / "bad_forward.py", "pass_native.cpp"), (RELU, "pass_native.cpp")])
     out = tmp_path / "verdicts.jsonl"
     verdicts, proc = eval_json("--list", str(jobs), "--no-perf", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -76,11 +80,7 @@ def test_broken_task_in_a_batch_gives_infra_error_and_the_run_goes_on(tmp_path):
 def test_a_task_whose_init_arguments_fail_gives_its_kernelbench_candidates_infra_error(tmp_path):
     # A kernelbench candidate is extracted with the task's init arguments (task_worker init, made on the CPU while
     # the reference is prepared): their failure names the task and the stage, and the next job is unaffected.
-    jobs = tmp_path / "jobs.jsonl"
-    jobs.write_text(
-        json.dumps({"task": str(BAD_TASKS / "bad_init_inputs.py"),
-                    "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_kb.py")}) + "\n" +
-        json.dumps({"task": RELU, "candidate": str(EXAMPLES / "candidates" / "relu" / "pass_kb.py")}) + "\n")
+    jobs = jobs_file(tmp_path, [(BAD_TASKS / "bad_init_inputs.py", "pass_kb.py"), (RELU, "pass_kb.py")])
     verdicts, proc = eval_json("--list", str(jobs), "--no-perf", "--jobs", "2", "--compile-jobs", "2")
     assert proc.returncode == 0, proc.stderr
     assert [v["status"] for v in verdicts] == ["infra_error", "pass"]
