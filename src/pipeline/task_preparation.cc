@@ -1,0 +1,78 @@
+// The evaluator's tasks: each is prepared once (on the device, beside its
+// candidates' extraction and compile, which need only its init arguments),
+// shared by every evaluation of it, and waited for when the evaluator ends.
+#include <future>
+
+#include "pipeline/evaluator.h"  // These Evaluator members are defined here.
+#include "tasks/prepare.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+
+Evaluator::~Evaluator() {
+  std::map<std::string, std::shared_future<Result<PreparedTask>>> running;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running.swap(preparing_);
+  }
+  for (auto& [sha, f] : running) {
+    if (f.valid()) f.wait();  // Before device_ and mu_ go: the preparation uses them.
+  }
+}
+
+Result<PreparedTask> Evaluator::Prepare(const Task& task) { return PrepareAsync(task).get(); }
+
+std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = preparing_.find(task.sha256);
+  if (it != preparing_.end()) {
+    const auto& f = it->second;
+    const bool failed = f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !f.get().ok();
+    if (!failed) return f;
+  }
+  auto prepare = [this, task]() -> Result<PreparedTask> {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.status();
+    if (!backend_.HasDevice()) {
+      return Status::Error("no " + backend_.name() + " device is present on this machine: the reference for task " +
+                           task.name + " cannot run here");
+    }
+    PrepareOptions po;
+    po.cache_dir = options_.cache_dir;
+    po.trials = options_.trials;
+    po.max_trial_bytes = options_.max_trial_bytes;
+    if (options_.perf) po.timing_sets = options_.iters;
+    Task with_sets = task;
+    if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
+    SharedDeviceHold hold(device_);
+    return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+  };
+  auto f = std::async(std::launch::async, std::move(prepare)).share();
+  preparing_[task.sha256] = f;
+  return f;
+}
+
+void Evaluator::ForgetTasks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  preparing_.clear();
+  init_args_.clear();
+}
+
+Result<fs::path> Evaluator::InitArgs(const Task& task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = init_args_.find(task.sha256);
+    if (it != init_args_.end()) return it->second;
+  }
+  auto torch = Torch();
+  if (!torch.ok()) return torch.status();
+  PrepareOptions po;
+  po.cache_dir = options_.cache_dir;
+  auto file = TaskInitArgs(task, torch.value().torch_version, po);
+  if (!file.ok()) return file.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  init_args_[task.sha256] = file.value();
+  return file;
+}
+
+}  // namespace anvil
