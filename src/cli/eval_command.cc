@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -226,17 +227,12 @@ int Run(const EvalArgs& a) {
     return kExitUsage;
   }
   Evaluator& evaluator = evaluators.value().first();
-  // A task that cannot be prepared is bad input: say so once, clearly.
-  if (single) {
-    const Job& job = jobs.value().front();
-    if (backend.value().HasDevice()) {
-      auto prepared = evaluator.Prepare(job.task);
-      if (!prepared.ok()) {
-        std::fprintf(stderr, "anvil eval: %s\n", prepared.message().c_str());
-        return kExitUsage;
-      }
-    }
-  }
+  // A task that cannot be prepared is bad input: say so once, clearly, instead
+  // of a verdict. One candidate's task is prepared while the candidate is
+  // extracted and compiled; its verdict waits for the answer.
+  std::shared_future<Result<PreparedTask>> preparing;
+  if (single && backend.value().HasDevice()) preparing = evaluator.PrepareAsync(jobs.value().front().task);
+  std::string bad_task;
   if (!backend.value().HasDevice()) {
     std::fprintf(stderr,
                  "anvil eval: no %s device on this machine: running the compile gate and the static "
@@ -246,6 +242,10 @@ int Run(const EvalArgs& a) {
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto on_verdict = [&](const Job& job, const Verdict& v, const Progress& p) {
+    if (preparing.valid() && !preparing.get().ok()) {
+      bad_task = preparing.get().message();
+      return;
+    }
     if (out_file) *out_file << VerdictToJson(v, -1) << "\n" << std::flush;
     if (a.json) std::printf("%s\n", VerdictToJson(v, single ? 2 : -1).c_str());
     if (single || a.quiet) return;
@@ -263,6 +263,10 @@ int Run(const EvalArgs& a) {
   }
   std::vector<Verdict> verdicts =
       RunJobs(evaluators.value().all, jobs.value(), ToBatchOptions(a, backend.value()), on_verdict);
+  if (!bad_task.empty()) {
+    std::fprintf(stderr, "anvil eval: %s\n", bad_task.c_str());
+    return kExitUsage;
+  }
 
   if (!a.json) {
     if (single) {
