@@ -50,13 +50,18 @@ def _exact_fp32():
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def build_model(task_path, device, init_seed):
-    _exact_fp32()
-    _, Model, get_inputs, get_init_inputs = load_task(task_path)
+def _init_inputs(get_init_inputs, init_seed):
     torch.manual_seed(init_seed)
     init_inputs = call_stage("get_init_inputs", get_init_inputs)
     if not isinstance(init_inputs, (list, tuple)):
         raise TaskError("get_init_inputs", "get_init_inputs() must return a list or tuple")
+    return init_inputs
+
+
+def build_model(task_path, device, init_seed):
+    _exact_fp32()
+    _, Model, get_inputs, get_init_inputs = load_task(task_path)
+    init_inputs = _init_inputs(get_init_inputs, init_seed)
     model = call_stage("init", lambda: Model(*init_inputs))
     model = call_stage("init", lambda: model.to(device))
     return model, get_inputs, list(init_inputs)
@@ -160,10 +165,7 @@ def init(args):
     candidate's sources are extracted from it while the reference is prepared on the device. Same values as
     spec.json's init_inputs (build_model computes them the same way, on the CPU)."""
     _, _, _, get_init_inputs = load_task(args.task)
-    torch.manual_seed(args.init_seed)
-    init_inputs = call_stage("get_init_inputs", get_init_inputs)
-    if not isinstance(init_inputs, (list, tuple)):
-        raise TaskError("get_init_inputs", "get_init_inputs() must return a list or tuple")
+    init_inputs = _init_inputs(get_init_inputs, args.init_seed)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump({"init_inputs": tensor_io.to_json_value(list(init_inputs)), "init_seed": args.init_seed}, f)

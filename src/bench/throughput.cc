@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -262,6 +263,21 @@ std::string RenameExtensions(const std::string& text, const std::string& suffix,
 
 namespace {
 
+// A copy of job `i`'s candidate under `dir`, its load_inline extensions
+// suffixed with `suffix` (`renamed` counts them); nullopt when it cannot be
+// read or written (the evaluation of the original reports it).
+std::optional<fs::path> RenamedCopy(const fs::path& candidate, const std::string& suffix, const fs::path& dir,
+                                    std::size_t i, int* renamed) {
+  auto text = ReadFile(candidate);
+  if (!text.ok()) return std::nullopt;
+  const std::string copy = RenameExtensions(text.value(), suffix, renamed);
+  const fs::path to = dir / (std::to_string(i) + "_" + candidate.filename().string());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!WriteFileAtomic(to, copy).ok()) return std::nullopt;
+  return to;
+}
+
 // `jobs` as new work for the fresh pass: each candidate's extensions renamed
 // with `_f<i>` (from the given file), each task a copy that differs by a
 // comment line, under work/fresh/.
@@ -276,22 +292,18 @@ std::vector<Job> FreshJobs(const std::vector<Job>& given, const fs::path& work) 
       auto text = ReadFile(given[i].task.path);
       std::error_code ec;
       fs::create_directories(to.parent_path(), ec);
-      Result<Task> task = Status::Error("unread");
-      if (text.ok() &&
-          WriteFileAtomic(to, text.value() + "\n# anvil bench throughput: a new task (fresh pass)\n").ok()) {
-        task = LoadTask(to);
+      Result<Task> task = text.status();
+      if (text.ok()) {
+        Status written = WriteFileAtomic(to, text.value() + "\n# anvil bench throughput: a new task (fresh pass)\n");
+        task = written.ok() ? LoadTask(to) : Result<Task>(written);
       }
       it = tasks.emplace(key, task.ok() ? task.value() : given[i].task).first;
     }
     jobs[i].task = it->second;
-    auto text = ReadFile(given[i].candidate);
-    if (!text.ok()) continue;
-    const std::string copy = RenameExtensions(text.value(), "_f" + std::to_string(i), nullptr);
-    const fs::path to =
-        work / "fresh" / "candidates" / (std::to_string(i) + "_" + given[i].candidate.filename().string());
-    std::error_code ec;
-    fs::create_directories(to.parent_path(), ec);
-    if (WriteFileAtomic(to, copy).ok()) jobs[i].candidate = to;
+    if (auto to =
+            RenamedCopy(given[i].candidate, "_f" + std::to_string(i), work / "fresh" / "candidates", i, nullptr)) {
+      jobs[i].candidate = *to;
+    }
   }
   return jobs;
 }
@@ -305,16 +317,10 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   std::vector<Job> jobs = given;
   if (o.distinct_builds) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      auto text = ReadFile(jobs[i].candidate);
-      if (!text.ok()) continue;  // The evaluation reports it.
       int renamed = 0;
-      const std::string copy = RenameExtensions(text.value(), "_b" + std::to_string(i), &renamed);
-      if (renamed == 0) continue;
-      const fs::path to = o.work / "candidates" / (std::to_string(i) + "_" + jobs[i].candidate.filename().string());
-      std::error_code ec;
-      fs::create_directories(to.parent_path(), ec);
-      if (!WriteFileAtomic(to, copy).ok()) continue;
-      jobs[i].candidate = to;
+      auto to = RenamedCopy(jobs[i].candidate, "_b" + std::to_string(i), o.work / "candidates", i, &renamed);
+      if (!to || renamed == 0) continue;
+      jobs[i].candidate = *to;
       ++report.renamed;
     }
   }

@@ -8,12 +8,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
+
+#include "core/temp_dir_fixture.h"
 
 namespace anvil {
 namespace {
@@ -73,24 +74,21 @@ TEST(SubprocessTest, ReportsCrashSignal) {
 
 // Compilers run under a file size cap (compile/compiler_run.h): a write past
 // it ends the writer (SIGXFSZ) and the file stays at the cap.
-TEST(SubprocessTest, AFileSizeCapStopsAWriterAtTheCap) {
-  char dir[] = "/tmp/anvil-fsize-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string file = std::string(dir) + "/big";
+class SubprocessFileTest : public TempDirTest {};
+
+TEST_F(SubprocessFileTest, AFileSizeCapStopsAWriterAtTheCap) {
+  const std::filesystem::path file = dir_ / "big";
   ProcessSpec spec;
-  spec.argv = {"dd", "if=/dev/zero", "of=" + file, "bs=1M", "count=4"};
+  spec.argv = {"dd", "if=/dev/zero", "of=" + file.string(), "bs=1M", "count=4"};
   spec.max_file_bytes = 1 << 20;
   auto r = RunProcess(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().term_signal, SIGXFSZ) << r.value().Describe();
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  EXPECT_EQ(static_cast<long long>(in.tellg()), 1 << 20);
-  std::remove(file.c_str());
-  rmdir(dir);
+  EXPECT_EQ(std::filesystem::file_size(file), 1u << 20);
   // Without a cap, the same write completes.
   spec.max_file_bytes = 0;
-  spec.argv = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=4"};
   EXPECT_TRUE(RunProcess(spec).value().Succeeded());
+  EXPECT_EQ(std::filesystem::file_size(file), 4u << 20);
 }
 
 TEST(SubprocessTest, DeadlineKillsWholeGroupIncludingGrandchildren) {
