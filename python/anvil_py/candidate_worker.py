@@ -174,7 +174,15 @@ def _construct_for_extraction(module, spec, recorded):
             pass  # Construction problems surface in the run gate.
 
 
+def _announce_ready(fd):
+    """anvil's deadline counts from here: what came before was the worker's own start (its imports)."""
+    if fd is not None:
+        os.write(fd, b"r")
+        os.close(fd)
+
+
 def extract(args):
+    _announce_ready(args.ready_fd)
     recorded = []
     _patch_load_inline(_record_extensions(recorded))
     guard = TamperGuard(None)
@@ -397,10 +405,7 @@ def run(args):
     # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
     timer = Timer(device)
     guard = TamperGuard(args.out)
-    if args.ready_fd is not None:
-        # anvil's deadline for this run counts from here: what came before was the worker's own start.
-        os.write(args.ready_fd, b"r")
-        os.close(args.ready_fd)
+    _announce_ready(args.ready_fd)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     guard.check("after loading the candidate")
@@ -463,6 +468,8 @@ def main(argv=None):
     e.add_argument("--candidate", required=True)
     e.add_argument("--out", required=True)
     e.add_argument("--init", help="the task's init arguments (task_worker init): ModelNew is built with them")
+    e.add_argument("--ready-fd", type=int, help="written to once the worker is ready to import the candidate: the "
+                   "extraction's deadline counts from then")
     r = sub.add_parser("run")
     r.add_argument("--candidate", required=True)
     r.add_argument("--format", choices=["kernelbench", "native"], required=True)

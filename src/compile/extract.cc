@@ -55,6 +55,13 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     spec.argv.push_back(init_args.string());
   }
   spec.deadline = deadline;
+  // The deadline counts from when the worker is ready to import the
+  // candidate, as in the run gate (an exec'd worker imports torch first).
+  ReadyPipe ready;
+  if (Status s = ready.Attach(spec, "--ready-fd"); !s.ok()) {
+    (void)RemoveTree(tmp.value());
+    return s;
+  }
   spec.working_dir = tmp.value().string();
   // Importing the candidate runs its code: sandboxed like the run gate. It
   // reads the task's init arguments and nothing else of the task.
@@ -74,6 +81,10 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   if (!r.ok()) {
     (void)RemoveTree(tmp.value());
     return r.status();
+  }
+  if (r.value().not_ready) {
+    (void)RemoveTree(tmp.value());
+    return Status::Error(NotReadyProblem("the extraction worker was not ready to import the candidate", spec, r.value()));
   }
   Extraction x;
   x.seconds = r.value().wall_seconds;

@@ -42,4 +42,10 @@ std::string TailLines(const std::string& text, int max_lines) {
   return text.substr(pos, end - pos);
 }
 
+std::string NotReadyProblem(const std::string& what, const ProcessSpec& spec, const ProcessResult& result) {
+  return what + " after " + std::to_string(spec.ready_allowance.count() / 1000) +
+         " s (its start: Python and torch imports): the machine is overloaded, or the worker's start hangs; " +
+         TailLines(result.err + result.out, 5);
+}
+
 }  // namespace anvil

@@ -23,4 +23,9 @@ std::filesystem::path TimerLibrary();
 // The last `max_lines` lines of `text` (for stderr tails and tracebacks).
 std::string TailLines(const std::string& text, int max_lines);
 
+// Why a worker stopped as not ready (ProcessResult::not_ready) was not given
+// its work: `what` names it ("the candidate's worker was not ready to load
+// it"), the rest says how long it had, what to suspect and its output's tail.
+std::string NotReadyProblem(const std::string& what, const ProcessSpec& spec, const ProcessResult& result);
+
 }  // namespace anvil

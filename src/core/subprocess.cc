@@ -91,6 +91,21 @@ std::string ProcessResult::Describe() const {
   return "exit " + std::to_string(exit_code);
 }
 
+ReadyPipe::~ReadyPipe() {
+  for (int fd : ends_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Status ReadyPipe::Attach(ProcessSpec& spec, const std::string& flag) {
+  if (pipe2(ends_, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + strerror(errno));
+  spec.argv.push_back(flag);
+  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
+  spec.pass_fds.push_back(ends_[1]);
+  spec.ready_fd = ends_[0];
+  return Status::Ok();
+}
+
 Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Status::Error("RunProcess: empty argv");
   if (spec.pass_fds.size() > 8) return Status::Error("RunProcess: more than 8 descriptors to pass");

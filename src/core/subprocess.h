@@ -73,4 +73,22 @@ struct ProcessResult {
 // or times out is a successful ProcessResult describing that.
 Result<ProcessResult> RunProcess(const ProcessSpec& spec);
 
+// The pipe behind ProcessSpec::ready_fd for a worker that takes its write end
+// as `FLAG N` (N: the descriptor it has in the child). Keep it alive until
+// RunProcess returns; both ends close with it.
+class ReadyPipe {
+ public:
+  ReadyPipe() = default;
+  ReadyPipe(const ReadyPipe&) = delete;
+  ReadyPipe& operator=(const ReadyPipe&) = delete;
+  ~ReadyPipe();
+
+  // Adds `flag N` to spec.argv, the write end to spec.pass_fds, and sets
+  // spec.ready_fd. Call it after every other pass_fds entry is in.
+  Status Attach(ProcessSpec& spec, const std::string& flag);
+
+ private:
+  int ends_[2] = {-1, -1};
+};
+
 }  // namespace anvil

@@ -140,58 +140,50 @@ TEST(SubprocessTest, DeadlineExtensionRaisedWhileRunningGrantsMoreTime) {
 }
 
 TEST(SubprocessTest, WithAReadyPipeTheDeadlineCountsFromReadiness) {
-  int ready[2];
-  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
   // A slow start (0.8 s) and then 0.5 s of work under a 1 s deadline: 1.3 s
-  // from the start, but 0.5 s from when it said it was ready.
-  ProcessSpec spec = Shell("sleep 0.8; printf r >&3; sleep 0.5; echo finished");
+  // from the start, but 0.5 s from when it said it was ready. The pipe's
+  // flag and descriptor follow the script: $0 is "--ready-fd", $1 the fd.
+  ProcessSpec spec = Shell("sleep 0.8; printf r >&$1; sleep 0.5; echo \"finished $0\"");
   spec.deadline = std::chrono::milliseconds(1000);
-  spec.pass_fds = {ready[1]};
-  spec.ready_fd = ready[0];
-  auto r = RunProcess(spec);
-  ASSERT_TRUE(r.ok());
-  EXPECT_FALSE(r.value().timed_out);
-  EXPECT_FALSE(r.value().not_ready);
-  EXPECT_EQ(r.value().out, "finished\n");
+  {
+    ReadyPipe ready;
+    ASSERT_TRUE(ready.Attach(spec, "--ready-fd").ok());
+    auto r = RunProcess(spec);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r.value().timed_out) << r.value().err;
+    EXPECT_FALSE(r.value().not_ready);
+    EXPECT_EQ(r.value().out, "finished --ready-fd\n");
+  }
 
-  // The same child without the pipe runs out of time.
+  // The same child without readiness counted runs out of time.
   spec.ready_fd = -1;
   auto counted = RunProcess(spec);
   ASSERT_TRUE(counted.ok());
   EXPECT_TRUE(counted.value().timed_out);
 
   // Work after readiness that takes too long is a timeout.
-  close(ready[0]);
-  close(ready[1]);
-  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
-  spec = Shell("printf r >&3; sleep 30");
+  spec = Shell("printf r >&$1; sleep 30");
   spec.deadline = std::chrono::milliseconds(300);
-  spec.pass_fds = {ready[1]};
-  spec.ready_fd = ready[0];
+  ReadyPipe ready;
+  ASSERT_TRUE(ready.Attach(spec, "--ready-fd").ok());
   auto slow = RunProcess(spec);
   ASSERT_TRUE(slow.ok());
   EXPECT_TRUE(slow.value().timed_out);
   EXPECT_FALSE(slow.value().not_ready);
-  close(ready[0]);
-  close(ready[1]);
 }
 
 TEST(SubprocessTest, AChildThatNeverGetsReadyIsStoppedAsNotReady) {
-  int ready[2];
-  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
   ProcessSpec spec = Shell("sleep 30");
   spec.deadline = std::chrono::milliseconds(60000);
   spec.ready_allowance = std::chrono::milliseconds(300);
-  spec.pass_fds = {ready[1]};
-  spec.ready_fd = ready[0];
+  ReadyPipe ready;
+  ASSERT_TRUE(ready.Attach(spec, "--ready-fd").ok());
   auto start = std::chrono::steady_clock::now();
   auto r = RunProcess(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   EXPECT_TRUE(r.value().not_ready);
   EXPECT_FALSE(r.value().timed_out);
-  close(ready[0]);
-  close(ready[1]);
 }
 
 TEST(SubprocessTest, BackgroundChildHoldingPipeDoesNotBlock) {

@@ -1,14 +1,9 @@
 #include "run/candidate_run.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,15 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr int kStderrTailLines = 25;
-
-// Both ends of a pipe, closed when the run is over.
-struct ClosedAtEnd {
-  int a, b;
-  ~ClosedAtEnd() {
-    close(a);
-    close(b);
-  }
-};
 
 // What the child's folder says so far: its error, trial 0's aten ops, and how
 // many trials it wrote.
@@ -165,13 +151,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   // The deadline counts from when the worker is ready to load the candidate:
   // an exec'd worker first imports torch (seconds on a loaded machine), which
   // is not the candidate's time.
-  int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + std::strerror(errno));
-  const ClosedAtEnd ready_ends{ready[0], ready[1]};
-  spec.argv.push_back("--ready-fd");
-  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
-  spec.pass_fds.push_back(ready[1]);
-  spec.ready_fd = ready[0];
+  ReadyPipe ready;
+  if (Status s = ready.Attach(spec, "--ready-fd"); !s.ok()) return s;
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
   CandidateAccess access;
@@ -206,11 +187,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
 
   const ProcessResult& p = r.value();
   if (p.not_ready) {
-    return Status::Error("the candidate's worker was not ready to load it after " +
-                         std::to_string(spec.ready_allowance.count() / 1000) +
-                         " s (its start: Python and torch imports): the machine is overloaded, or the worker's "
-                         "start hangs; " +
-                         TailLines(p.err + p.out, 5));
+    return Status::Error(NotReadyProblem("the candidate's worker was not ready to load it", spec, p));
   }
   out.timed_out = p.timed_out;
   out.exit_code = p.exit_code;

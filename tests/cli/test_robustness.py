@@ -65,6 +65,17 @@ def test_a_workers_own_start_does_not_count_against_the_candidates_deadline(tmp_
     assert verdicts[0]["status"] == "timeout", verdicts[0]["feedback"]
 
 
+def test_a_workers_own_start_does_not_count_against_the_extractions_deadline():
+    # Extraction imports the candidate in a sandboxed worker under the compile deadline. An exec'd worker's own
+    # start (torch's import) counted against it: with a 1 s deadline this decoy came back `timeout`, not `cheat`.
+    env = dict(os.environ, ANVIL_ZYGOTE="0")
+    verdicts, proc = eval_json("--task", RELU, "--candidate", str(CANDS / "cheat_kb.py"), "--compile-timeout", "1",
+                               "--no-perf", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert verdicts[0]["status"] == "cheat", verdicts[0]["feedback"]
+    assert "py.torch_compute" in [h["rule"] for h in verdicts[0]["gates"]["legal"]["hits"]]
+
+
 def test_after_a_segfault_the_next_evaluation_proceeds():
     order = [CANDS / "segfault_native.cpp", CANDS / "pass_native.cpp", CANDS / "segfault_kb.py",
              CANDS / "pass_kb.py"]
