@@ -84,7 +84,8 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   }
   if (r.value().not_ready) {
     (void)RemoveTree(tmp.value());
-    return Status::Error(NotReadyProblem("the extraction worker was not ready to import the candidate", spec, r.value()));
+    return Status::Error(
+        NotReadyProblem("the extraction worker was not ready to import the candidate", spec, r.value()));
   }
   Extraction x;
   x.seconds = r.value().wall_seconds;
