@@ -244,6 +244,14 @@ def _spec(args, model, init_inputs, inputs, outputs, ops):
     }
 
 
+def _await_turn(fd):
+    """Says anvil that the set-up is over and waits for its word to time (docs/protocol.md); False: none came."""
+    os.write(fd, b"r")
+    word = os.read(fd, 1)
+    os.close(fd)
+    return word == b"g"
+
+
 def baseline(args):
     device = torch.device(args.device)
     model, get_inputs, _ = build_model(args.task, device, args.init_seed)
@@ -255,16 +263,20 @@ def baseline(args):
             inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
     result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None}
     fn = model
+    timer = Timer(device)
     try:
         if args.mode == "compile":
             t0 = time.perf_counter()
             fn = torch.compile(model)
             with torch.no_grad():
                 fn(*inputs)
-            Timer(device).sync()
+            timer.sync()
             result["compile_seconds"] = time.perf_counter() - t0
+        timer.sync()
+        if args.handshake_fd is not None and not _await_turn(args.handshake_fd):
+            return  # anvil has gone: nothing to time for.
         with torch.no_grad():
-            result["times_ms"] = Timer(device).time(lambda: fn(*inputs), args.warmup, args.iters)
+            result["times_ms"] = timer.time(lambda: fn(*inputs), args.warmup, args.iters)
     except Exception as e:  # noqa: BLE001 - a baseline that cannot run is reported, not fatal
         result["error"] = f"{type(e).__name__}: {e}"
     with open(args.out, "w") as f:
@@ -339,6 +351,8 @@ def main(argv=None):
     b.add_argument("--iters", type=int, default=20)
     b.add_argument("--init-seed", type=int, default=42)
     b.add_argument("--out", required=True)
+    b.add_argument("--handshake-fd", type=int, help="set up, write a byte here and time only after reading one back "
+                   "(anvil gives the device alone for the timed calls only)")
     i = sub.add_parser("init")
     i.add_argument("--task", required=True)
     i.add_argument("--init-seed", type=int, default=42)

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -104,6 +106,43 @@ Status ReadyPipe::Attach(ProcessSpec& spec, const std::string& flag) {
   spec.pass_fds.push_back(ends_[1]);
   spec.ready_fd = ends_[0];
   return Status::Ok();
+}
+
+Status Handshake::Attach(ProcessSpec& spec, const std::string& flag) {
+  if (spec.deadline_extension_ms) return Status::Error("Handshake: the spec's deadline is already extended elsewhere");
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends_) != 0) {
+    return Status::Error(std::string("socketpair: ") + strerror(errno));
+  }
+  spec.argv.push_back(flag);
+  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
+  spec.pass_fds.push_back(ends_[1]);
+  extension_ms_ = std::make_shared<std::atomic<int64_t>>(0);
+  spec.deadline_extension_ms = extension_ms_;
+  thread_ = std::thread(&Handshake::Wait, this, Clock::now());
+  return Status::Ok();
+}
+
+void Handshake::Wait(Clock::time_point start) {
+  while (!stop_.load()) {
+    pollfd p = {ends_[0], POLLIN, 0};
+    const int r = poll(&p, 1, 50);
+    if (r < 0 && errno != EINTR) return;
+    if (r <= 0) continue;
+    char byte = 0;
+    if (read(ends_[0], &byte, 1) != 1) return;                  // The child's end closed: it will not get there.
+    extension_ms_->store(std::numeric_limits<int32_t>::max());  // The child waits for us meanwhile.
+    on_ready_();
+    extension_ms_->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+    went_on_ = send(ends_[0], "g", 1, MSG_NOSIGNAL) == 1;
+    return;
+  }
+}
+
+bool Handshake::Finish() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  for (int& fd : ends_) CloseIfOpen(fd);
+  return went_on_.load();
 }
 
 Result<ProcessResult> RunProcess(const ProcessSpec& spec) {

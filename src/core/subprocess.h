@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -89,6 +91,40 @@ class ReadyPipe {
 
  private:
   int ends_[2] = {-1, -1};
+};
+
+// A child that stops at one point until the parent lets it go on (a baseline
+// worker, set up and ready to time, waits for the device alone). The child
+// gets one end of a socket pair as `FLAG N`: it writes a byte there when it
+// gets to that point and reads one before it goes on (end of file: it must
+// not). When its byte comes, `on_ready` runs on the handshake's own thread and
+// may block: the child's deadline stops while it does, and counts again, in
+// full, from the parent's byte. Keep it alive until RunProcess returns, then
+// call Finish().
+class Handshake {
+ public:
+  explicit Handshake(std::function<void()> on_ready) : on_ready_(std::move(on_ready)) {}
+  Handshake(const Handshake&) = delete;
+  Handshake& operator=(const Handshake&) = delete;
+  ~Handshake() { Finish(); }
+
+  // Adds `flag N` to spec.argv and the child's end to spec.pass_fds (call it
+  // after every other pass_fds entry is in), and takes over
+  // spec.deadline_extension_ms.
+  Status Attach(ProcessSpec& spec, const std::string& flag);
+  // Stops waiting for the child (it has ended) and closes both ends. Returns
+  // whether the child got there (on_ready ran and the parent's byte went).
+  bool Finish();
+
+ private:
+  void Wait(std::chrono::steady_clock::time_point start);
+
+  std::function<void()> on_ready_;
+  int ends_[2] = {-1, -1};  // Parent's, child's.
+  std::shared_ptr<std::atomic<int64_t>> extension_ms_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> went_on_{false};
+  std::thread thread_;
 };
 
 }  // namespace anvil

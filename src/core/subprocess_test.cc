@@ -186,6 +186,51 @@ TEST(SubprocessTest, AChildThatNeverGetsReadyIsStoppedAsNotReady) {
   EXPECT_FALSE(r.value().timed_out);
 }
 
+TEST(SubprocessTest, AHandshakeHoldsTheChildAndItsDeadlineWhileTheParentWaits) {
+  // The child gets there at once; the parent takes 1.5 s to let it go on,
+  // under a 1 s deadline that stops meanwhile. $1 is the socket's fd.
+  ProcessSpec spec = Shell("printf r >&$1; word=$(head -c1 <&$1); sleep 0.3; echo \"went on: $word\"");
+  spec.deadline = std::chrono::milliseconds(1000);
+  std::atomic<int> readies{0};
+  Handshake handshake([&] {
+    ++readies;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  });
+  ASSERT_TRUE(handshake.Attach(spec, "--handshake-fd").ok());
+  auto r = RunProcess(spec);
+  EXPECT_TRUE(handshake.Finish());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().timed_out) << r.value().err;
+  EXPECT_EQ(r.value().out, "went on: g\n");
+  EXPECT_EQ(readies.load(), 1);
+  EXPECT_GT(r.value().wall_seconds, 1.5);
+
+  // After the parent's word the deadline counts again, in full.
+  spec = Shell("printf r >&$1; head -c1 <&$1 >/dev/null; sleep 30");
+  spec.deadline = std::chrono::milliseconds(500);
+  Handshake late([] {});
+  ASSERT_TRUE(late.Attach(spec, "--handshake-fd").ok());
+  auto slow = RunProcess(spec);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_TRUE(slow.value().timed_out);
+  EXPECT_LT(slow.value().wall_seconds, 5.0);
+}
+
+TEST(SubprocessTest, AChildThatNeverGetsToTheHandshakeRunsNoCallback) {
+  ProcessSpec spec = Shell("exit 3");
+  bool ran = false;
+  Handshake handshake([&] { ran = true; });
+  ASSERT_TRUE(handshake.Attach(spec, "--handshake-fd").ok());
+  auto r = RunProcess(spec);
+  EXPECT_FALSE(handshake.Finish());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().exit_code, 3);
+  EXPECT_FALSE(ran);
+  // A spec whose deadline is extended elsewhere cannot take one.
+  Handshake second([] {});
+  EXPECT_FALSE(second.Attach(spec, "--handshake-fd").ok());
+}
+
 TEST(SubprocessTest, BackgroundChildHoldingPipeDoesNotBlock) {
   ProcessSpec spec = Shell("sleep 30 & echo started");
   auto start = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 // the process that ran the trials), the re-check of their outputs, the
 // judgements on their times (call clock, roofline floor), then the baselines.
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -181,10 +182,26 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
-    std::optional<ExclusiveDeviceHold> hold;  // Measuring one is timed: alone on the device. Reading one is not.
-    if (!BaselineCached(prepared, mode, bo)) v.device_wait_seconds += hold.emplace(device_).waited();
-    StageClock clock(v, "baselines");  // After the wait: that is device_wait_seconds.
-    Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo);
+    // A baseline to measure is set up beside other work on the device (its
+    // worker's start, the model, its inputs) and timed alone; reading one
+    // needs no device.
+    std::optional<SharedDeviceHold> shared;
+    std::optional<ExclusiveDeviceHold> alone;
+    double waited = 0;
+    BaselineHooks hooks;
+    hooks.before_start = [&] { waited += shared.emplace(device_).waited(); };
+    hooks.before_timing = [&] {
+      shared.reset();
+      waited += alone.emplace(device_).waited();
+    };
+    const auto start = std::chrono::steady_clock::now();
+    Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo, hooks);
+    alone.reset();
+    shared.reset();
+    v.device_wait_seconds += waited;
+    // The waits are device_wait_seconds, not the stage's.
+    v.stage_seconds["baselines"] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
     stats = b.stats;
     error = b.error;
     if (stats && p.candidate.median_ms > 0) speedup = stats->median_ms / p.candidate.median_ms;

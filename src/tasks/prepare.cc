@@ -205,7 +205,7 @@ bool BaselineCached(const PreparedTask& prepared, BaselineMode mode, const Basel
 }
 
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
-                         const BaselineOptions& options) {
+                         const BaselineOptions& options, const BaselineHooks& hooks) {
   Baseline baseline;
   const std::string name = BaselineFileName(mode, options);
   fs::path file = prepared.dir / name;
@@ -222,7 +222,17 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
                                          std::to_string(options.iters), "--out", tmp.string()});
     spec.deadline = options.deadline;
     for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
+    std::optional<Handshake> ready_to_time;
+    if (hooks.before_timing) {
+      ready_to_time.emplace(hooks.before_timing);
+      if (Status s = ready_to_time->Attach(spec, "--handshake-fd"); !s.ok()) {
+        baseline.error = s.message();
+        return baseline;
+      }
+    }
+    if (hooks.before_start) hooks.before_start();
     auto r = RunProcess(spec);
+    if (ready_to_time) ready_to_time->Finish();
     if (!r.ok()) {
       baseline.error = r.message();
       return baseline;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,10 +103,21 @@ struct Baseline {
   double compile_seconds = 0;  // torch.compile's first-call cost.
 };
 
+// How a measurement holds the device (pipeline/device_gate.h), when it has
+// to measure: `before_start` runs before its worker starts (the set-up, the
+// model built and its inputs loaded, shares the device), `before_timing` once
+// the worker is set up and waits to time (on another thread; the timed calls
+// get the device alone). Either may block; an empty one is skipped, and
+// without `before_timing` the worker times as soon as it is set up.
+struct BaselineHooks {
+  std::function<void()> before_start;
+  std::function<void()> before_timing;
+};
+
 // Times the reference (eager or torch.compile) on trial 0's inputs, cached in
 // the prepared directory. Never fails: problems are reported in Baseline::error.
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
-                         const BaselineOptions& options);
+                         const BaselineOptions& options, const BaselineHooks& hooks = {});
 // Whether MeasureBaseline would only read its cache (then it needs no device).
 bool BaselineCached(const PreparedTask& prepared, BaselineMode mode, const BaselineOptions& options);
 
