@@ -41,11 +41,11 @@ timeout "${BENCH_LIMIT:-540}" "$A" bench throughput --run "$R" --kernelbench "$K
 echo "bench rc=$? $(( $(date +%s) - start )) s"
 kill $LOGGER 2>/dev/null
 cat "$OUT/throughput.md" 2>/dev/null
-cp "$W"/cold_verdicts.jsonl "$W"/fresh_verdicts.jsonl "$W"/warm_verdicts.jsonl "$W"/stock_outcomes.jsonl "$OUT"/ 2>/dev/null
+cp "$W"/cold_verdicts.jsonl "$W"/steady_verdicts.jsonl "$W"/fresh_verdicts.jsonl "$W"/warm_verdicts.jsonl "$W"/stock_outcomes.jsonl "$OUT"/ 2>/dev/null
 OUT=$OUT python3 - <<'PY'
 import json, os, re
 out = os.environ["OUT"]
-for name in ("cold", "fresh", "warm"):
+for name in ("cold", "steady", "fresh", "warm"):
     p = os.path.join(out, f"{name}_verdicts.jsonl")
     if not os.path.exists(p):
         print(name, "no verdicts")

@@ -270,12 +270,27 @@ std::optional<fs::path> RenamedCopy(const fs::path& candidate, const std::string
                                     std::size_t i, int* renamed) {
   auto text = ReadFile(candidate);
   if (!text.ok()) return std::nullopt;
-  const std::string copy = RenameExtensions(text.value(), suffix, renamed);
+  std::string copy = RenameExtensions(text.value(), suffix, renamed);
+  // A native source has no extension name: a comment makes it new (built anew).
+  if (candidate.extension() != ".py") copy += "\n// anvil bench throughput: copy " + suffix + "\n";
   const fs::path to = dir / (std::to_string(i) + "_" + candidate.filename().string());
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!WriteFileAtomic(to, copy).ok()) return std::nullopt;
   return to;
+}
+
+// `jobs` as new candidates for the steady pass: each renamed with `_s<i>`, on
+// the same tasks.
+std::vector<Job> SteadyJobs(const std::vector<Job>& given, const fs::path& work) {
+  std::vector<Job> jobs = given;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (auto to =
+            RenamedCopy(given[i].candidate, "_s" + std::to_string(i), work / "steady" / "candidates", i, nullptr)) {
+      jobs[i].candidate = *to;
+    }
+  }
+  return jobs;
 }
 
 // `jobs` as new work for the fresh pass: each candidate's extensions renamed
@@ -340,6 +355,7 @@ ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, c
   if (o.anvil) {
     run_pass("anvil_cold", jobs, report.cold);
     if (o.warm) run_pass("anvil_warm", jobs, report.warm);
+    if (o.steady) run_pass("anvil_steady", SteadyJobs(jobs, o.work), report.steady);
     if (o.fresh) {
       // The earlier passes' prepared tasks are of no use to new tasks (a long
       // run's cache evicts them): their room on the disk goes to the new ones
@@ -438,11 +454,15 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
        << Percent(p.gpu_busy) << " | " << Percent(p.gpu_idle) << " |\n";
   }
   const BenchPass* cold = nullptr;
-  const BenchPass* fresh = nullptr;
   const BenchPass* stock = nullptr;
+  // The passes of new candidates after the cold one, with what each reused.
+  std::vector<std::pair<const BenchPass*, std::string>> later;
   for (const BenchPass& p : r.passes) {
     if (p.name == "anvil_cold") cold = &p;
-    if (p.name == "anvil_fresh") fresh = &p;
+    if (p.name == "anvil_steady")
+      later.emplace_back(&p, "new candidates on the same tasks, prepared and timed by the cold pass");
+    if (p.name == "anvil_fresh")
+      later.emplace_back(&p, "new candidates on new tasks, the machine set up by the cold pass");
     if (p.name == "stock") stock = &p;
   }
   if (cold && stock && stock->verdicts_per_hour > 0) {
@@ -453,9 +473,10 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
     }
     md << "\n";
   }
-  if (fresh && stock && stock->verdicts_per_hour > 0) {
-    md << "\nanvil (fresh: new candidates on new tasks, the machine set up by the cold pass) / stock: **"
-       << Fixed(fresh->verdicts_per_hour / stock->verdicts_per_hour, 1) << "x**\n";
+  for (const auto& [pass, what] : later) {
+    if (!stock || stock->verdicts_per_hour <= 0) break;
+    md << "\nanvil (" << pass->name.substr(6) << ": " << what << ") / stock: **"
+       << Fixed(pass->verdicts_per_hour / stock->verdicts_per_hour, 1) << "x**\n";
   }
   if (const auto per = EstimatedStockSeconds(r); per && cold && *per > 0) {
     const double rate = 3600.0 / *per;
@@ -466,12 +487,15 @@ std::string ThroughputMarkdown(const ThroughputReport& r) {
     if (r.pch_seconds > 0) {
       md << " (" << Fixed(RateWithoutPch(*cold, r) / rate, 1) << "x without the one-time torch PCH build)";
     }
-    if (fresh) md << "; anvil (fresh) / stock **" << Fixed(fresh->verdicts_per_hour / rate, 1) << "x**";
+    for (const auto& [pass, what] : later) {
+      md << "; anvil (" << pass->name.substr(6) << ") / stock **" << Fixed(pass->verdicts_per_hour / rate, 1) << "x**";
+    }
     md << "\n";
   }
-  // Stages by anvil pass: cold, then fresh where it ran, then warm.
+  // Stages by anvil pass: cold, then steady and fresh where they ran, then warm.
   std::vector<std::pair<std::string, const std::vector<Verdict>*>> columns = {{"cold", &r.cold}};
-  if (fresh) columns.emplace_back("fresh", &r.fresh);
+  if (!r.steady.empty()) columns.emplace_back("steady", &r.steady);
+  if (!r.fresh.empty()) columns.emplace_back("fresh", &r.fresh);
   columns.emplace_back("warm", &r.warm);
   md << "\n| anvil stage (mean / max s per candidate) |";
   for (const auto& [label, verdicts] : columns) md << " " << label << " |";
@@ -544,6 +568,9 @@ std::string ThroughputJson(const ThroughputReport& r) {
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     json c = {{"task", r.jobs[i].task.name}, {"candidate", r.jobs[i].candidate.string()}};
     if (i < r.cold.size()) c["anvil_cold"] = {{"status", StatusName(r.cold[i].status)}, {"seconds", r.cold[i].seconds}};
+    if (i < r.steady.size()) {
+      c["anvil_steady"] = {{"status", StatusName(r.steady[i].status)}, {"seconds", r.steady[i].seconds}};
+    }
     if (i < r.fresh.size()) {
       c["anvil_fresh"] = {{"status", StatusName(r.fresh[i].status)}, {"seconds", r.fresh[i].seconds}};
     }
@@ -561,6 +588,7 @@ std::string ThroughputJson(const ThroughputReport& r) {
             {"renamed", r.renamed},    {"pch_seconds", r.pch_seconds},   {"stock_estimate", estimate},
             {"passes", passes},        {"stages_cold", stages(r.cold)},  {"stages_warm", stages(r.warm)},
             {"candidates", candidates}};
+  if (!r.steady.empty()) j["stages_steady"] = stages(r.steady);
   if (!r.fresh.empty()) j["stages_fresh"] = stages(r.fresh);
   return j.dump(2);
 }

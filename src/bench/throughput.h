@@ -23,7 +23,7 @@ namespace anvil {
 
 // One pass over the candidates: anvil's (cold or warm) or the stock path's.
 struct BenchPass {
-  std::string name;  // "anvil_cold", "anvil_fresh", "anvil_warm", "stock"
+  std::string name;  // "anvil_cold", "anvil_warm", "anvil_steady", "anvil_fresh", "stock"
   double seconds = 0;
   int candidates = 0;
   double verdicts_per_hour = 0;
@@ -46,9 +46,10 @@ struct StockOutcome {
 
 struct ThroughputReport {
   std::vector<Job> jobs;
-  // fresh: the same candidates as new ones, on new tasks, after the cold
-  // pass (ThroughputOptions::fresh); in the order of `jobs`.
-  std::vector<Verdict> cold, fresh, warm;
+  // steady: the same candidates as new ones on the same tasks, fresh: as new
+  // ones on new tasks, after the cold pass (ThroughputOptions::steady,
+  // ::fresh); in the order of `jobs`.
+  std::vector<Verdict> cold, steady, fresh, warm;
   std::vector<StockOutcome> stock;  // Per job; ran = false where the sample skipped it.
   std::vector<BenchPass> passes;
   double pch_seconds = 0;             // The torch PCH built during the cold pass (once per machine and torch).
@@ -65,8 +66,13 @@ struct ThroughputOptions {
   bool anvil =
       true;  // anvil's cold and warm passes (off: the stock path only, e.g. more stock samples in a call of its own).
   bool warm = true;  // anvil's warm pass (after the cold one).
-  // Last (after the cold and warm passes), a fresh one: every candidate again as a new one (its
-  // extension renamed again) on a new task (a copy of the task file that
+  // After the cold and warm passes, a steady one: every candidate again as a
+  // new one (its extension renamed again, or a non-Python file changed by a
+  // comment: built anew) on the same tasks, which the cold pass prepared and
+  // timed (reference outputs and baselines are cached per task). What an RL
+  // run sees from its second step on: new candidates for the same problems.
+  bool steady = false;
+  // Last, a fresh one: every candidate again as a new one on a new task (a copy of the task file that
   // differs by a comment: prepared anew), so that nothing of the cold pass is
   // reused but what a machine sets up once (the torch PCH, torch's build
   // facts, the sandbox probe). What a long run sees after its first batch.
@@ -103,8 +109,8 @@ std::string RenameExtensions(const std::string& text, const std::string& suffix,
 
 using BenchProgress = std::function<void(const std::string& pass, std::size_t done, std::size_t total)>;
 
-// Runs the three passes; each anvil pass writes its verdicts, as they come, to
-// work/cold_verdicts.jsonl and work/warm_verdicts.jsonl. `evaluators` share `evaluators[0]`'s options, whose
+// Runs the passes; each anvil pass writes its verdicts, as they come, to
+// work/<pass>_verdicts.jsonl (cold, warm, steady, fresh). `evaluators` share `evaluators[0]`'s options, whose
 // cache_dir must be empty (the cold pass).
 ThroughputReport RunThroughputBench(const std::vector<Evaluator*>& evaluators, const Backend& backend,
                                     const std::vector<Job>& jobs, const BatchOptions& batch,

@@ -56,5 +56,35 @@ TEST(EstimatedStockSecondsTest, CountsEachUnsampledCandidateAtItsKindsMean) {
   EXPECT_FALSE(EstimatedStockSeconds(r).has_value());
 }
 
+TEST(ThroughputMarkdownTest, EachPassOfNewCandidatesHasItsRatioToTheStockPath) {
+  ThroughputReport r;
+  r.jobs.resize(2);
+  r.cold.resize(2);
+  r.steady.resize(2);
+  r.fresh.resize(2);
+  r.stock.resize(2);
+  r.stock[0].ran = true;
+  r.stock[0].seconds = 40;
+  r.passes = {
+      {"anvil_cold", 100, 2, 72}, {"anvil_steady", 50, 2, 144}, {"anvil_fresh", 80, 2, 90}, {"stock", 40, 1, 9}};
+  const std::string md = ThroughputMarkdown(r);
+  EXPECT_NE(md.find("anvil (cold) / stock: **8.0x**"), std::string::npos) << md;
+  EXPECT_NE(md.find("anvil (steady: new candidates on the same tasks, prepared and timed by the cold pass) / stock: "
+                    "**16.0x**"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(
+      md.find("anvil (fresh: new candidates on new tasks, the machine set up by the cold pass) / stock: **10.0x**"),
+      std::string::npos)
+      << md;
+  // The estimate over the whole set (candidate 1 unsampled, at candidate 0's 40 s): 90/h.
+  EXPECT_NE(md.find("anvil (steady) / stock **1.6x**; anvil (fresh) / stock **1.0x**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| anvil stage (mean / max s per candidate) | cold | steady | fresh | warm |"), std::string::npos)
+      << md;
+  const std::string json = ThroughputJson(r);
+  EXPECT_NE(json.find("\"stages_steady\""), std::string::npos);
+  EXPECT_NE(json.find("\"anvil_steady\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace anvil

@@ -25,6 +25,7 @@ struct BenchArgs : EvalFlags {
   bool no_stock = false;
   bool no_anvil = false;
   bool no_warm = false;
+  bool steady = false;
   bool fresh = false;
   double stock_timeout = 900;
   int stock_trials = 5;
@@ -72,6 +73,7 @@ int Run(const BenchArgs& a) {
   t.stock = !a.no_stock;
   t.anvil = !a.no_anvil;
   t.warm = !a.no_warm;
+  t.steady = a.steady;
   t.fresh = a.fresh;
   if (!t.stock && !t.anvil) {
     std::fprintf(stderr, "anvil bench throughput: --no-stock and --no-anvil leave nothing to run\n");
@@ -154,8 +156,12 @@ void RegisterBench(CLI::App& app, int& exit_code) {
   cmd->add_option("--md-out", args->md_out, "Write the report as Markdown here");
   cmd->add_flag("--no-stock", args->no_stock, "Skip the stock path");
   cmd->add_flag("--no-warm", args->no_warm, "Skip anvil's warm pass (the cold one and the stock path only)");
+  cmd->add_flag("--steady", args->steady,
+                "After the cold pass, a steady one: every candidate as a new one (built anew) on the same tasks, "
+                "whose reference outputs and baselines the cold pass cached: what an RL run sees from its second "
+                "step on");
   cmd->add_flag("--fresh", args->fresh,
-                "After the cold pass, a fresh one: every candidate as a new one on a new task (copies), reusing only "
+                "Last, a fresh pass: every candidate as a new one on a new task (copies), reusing only "
                 "what a machine sets up once (the torch PCH, torch's build facts, the sandbox probe): what a long run "
                 "sees after its first batch");
   cmd->add_flag("--no-anvil", args->no_anvil,

@@ -73,25 +73,34 @@ def test_throughput_needs_load_inline_candidates_and_a_fresh_work_folder(tmp_pat
     assert proc.returncode == 2 and "leave nothing to run" in proc.stderr
 
 
-def test_the_fresh_pass_builds_and_prepares_everything_anew_but_what_a_machine_sets_up_once(tmp_path):
+def test_the_steady_and_fresh_passes_build_new_candidates_on_known_and_new_tasks(tmp_path):
     root, run = make_run(tmp_path, [CANDS / "pass_kb.py"])
     report = tmp_path / "report.json"
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
-                     str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--baselines", "none", "--no-warm",
-                     "--no-stock", "--fresh", "--json-out", str(report), "-q", env={"ANVIL_PCH": "0"})
+                     str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--baselines", "eager", "--no-warm",
+                     "--no-stock", "--steady", "--fresh", "--json-out", str(report), "-q", env={"ANVIL_PCH": "0"})
     assert proc.returncode == 0, proc.stderr
     r = json.loads(report.read_text())
-    assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_fresh"]
-    fresh = [json.loads(line) for line in (tmp_path / "work" / "fresh_verdicts.jsonl").read_text().splitlines()]
-    cold = [json.loads(line) for line in (tmp_path / "work" / "cold_verdicts.jsonl").read_text().splitlines()]
-    assert [v["status"] for v in cold + fresh] == ["pass", "pass"]
-    # A new candidate (its own build) on a new task (a copy, prepared anew) ...
+    assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_steady", "anvil_fresh"]
+    work = tmp_path / "work"
+    cold, steady, fresh = ([json.loads(line) for line in (work / f"{name}_verdicts.jsonl").read_text().splitlines()]
+                           for name in ("cold", "steady", "fresh"))
+    assert [v["status"] for v in cold + steady + fresh] == ["pass", "pass", "pass"]
+    # Steady: a new candidate (its own build) on the same task, whose preparation and baseline the cold pass made.
+    assert not steady[0]["gates"]["compile"]["cached"]
+    assert steady[0]["candidate"]["path"] not in (cold[0]["candidate"]["path"], fresh[0]["candidate"]["path"])
+    assert steady[0]["task"]["path"] == cold[0]["task"]["path"]
+    eager = [v["gates"]["perf"]["eager"]["median_ms"] for v in (cold[0], steady[0], fresh[0])]
+    assert eager[1] == eager[0]  # The cold pass's baseline, read back (two timings never give the same median).
+    # Fresh: a new candidate (its own build) on a new task (a copy, prepared and timed anew) ...
     assert not fresh[0]["gates"]["compile"]["cached"]
     assert fresh[0]["candidate"]["path"] != cold[0]["candidate"]["path"]
     assert "/fresh/tasks/" in fresh[0]["task"]["path"] and fresh[0]["task"]["name"] == cold[0]["task"]["name"]
-    # The cold pass's prepared task made room for the new one (two passes' worth once filled a disk).
-    tasks = tmp_path / "work" / "cache" / "tasks"
+    assert eager[2] != eager[0]  # Timed anew.
+    # The earlier passes' prepared task made room for the new one (two passes' worth once filled a disk).
+    tasks = work / "cache" / "tasks"
     assert len([p for p in tasks.glob("1_ReLU-*") if p.is_dir()]) == 1 and len(list(tasks.glob("*.init.json"))) == 1
     # ... while torch's build facts were found once, by the cold pass.
     assert fresh[0]["stage_seconds"]["setup"] < 0.5 < cold[0]["stage_seconds"]["setup"]
-    assert "| anvil_fresh |" in proc.stdout and "| fresh |" in proc.stdout
+    for label in ("| anvil_steady |", "| anvil_fresh |", "| steady |", "| fresh |"):
+        assert label in proc.stdout, label
