@@ -9,14 +9,19 @@ namespace anvil {
 
 constexpr std::size_t kCompilerLogCap = 4 << 20;
 
-Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline) {
+ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline) {
   ProcessSpec spec;
-  spec.argv = argv;
+  spec.argv = std::move(argv);
   spec.deadline = deadline;
   spec.output_cap = kCompilerLogCap;
   spec.max_file_bytes = kCompilerMaxFileBytes;
+  spec.nice = kCompilerNice;
   spec.env = {{"LC_ALL", "C"}};
-  auto r = RunProcess(spec);
+  return spec;
+}
+
+Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline) {
+  auto r = RunProcess(CompilerProcessSpec(argv, deadline));
   if (!r.ok()) {
     return Status::Error(r.message() +
                          " — is the toolchain installed? (scripts/setup.sh installs g++; nvcc comes "

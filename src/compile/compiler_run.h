@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/subprocess.h"
 
 namespace anvil {
 
@@ -27,6 +28,15 @@ struct CompilerRun {
 // make its failure look like anvil's (pipeline/runtime_outcome.h). torch's
 // extension PCH, the largest, is about 0.75 GB.
 inline constexpr std::uintmax_t kCompilerMaxFileBytes = std::uintmax_t{2} << 30;
+
+// How far compilers are niced (ProcessSpec::nice): with 8 or more compiles at
+// once, the candidates' runs and checks beside them, and above all their
+// timed calls, get the CPU first. The compiles take the rest.
+inline constexpr int kCompilerNice = 10;
+
+// A compiler's process: `argv` under `deadline`, niced, its files capped at
+// kCompilerMaxFileBytes, its log kept up to 4 MB, in the C locale.
+ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline);
 
 // Error only when the compiler could not be started (e.g. not installed).
 Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline);

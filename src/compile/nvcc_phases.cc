@@ -15,7 +15,6 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::size_t kLogCap = 4 << 20;
 constexpr char kPhasesNote[] = "[anvil] nvcc's host front end and device steps ran at once (src/compile/nvcc_phases.h)";
 
 // The program a dry-run line runs: its first word, quotes and $VAR/ dropped.
@@ -51,14 +50,8 @@ std::string Script(const NvccPhases& phases, const std::vector<std::string>& lin
 }
 
 Result<ProcessResult> RunScript(const std::string& script, std::chrono::steady_clock::time_point end) {
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
-  spec.env = {{"LC_ALL", "C"}};
-  spec.output_cap = kLogCap;
-  spec.max_file_bytes = kCompilerMaxFileBytes;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-  spec.deadline = std::max(left, std::chrono::milliseconds(1));
-  return RunProcess(spec);
+  return RunProcess(CompilerProcessSpec({"/bin/sh", "-c", script}, std::max(left, std::chrono::milliseconds(1))));
 }
 
 }  // namespace
@@ -113,12 +106,10 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
   const auto end = start + deadline;
   std::error_code ec;
   fs::create_directories(temp_dir, ec);
-  ProcessSpec dry;
-  dry.argv = argv;
-  dry.argv.push_back("-dryrun");
-  dry.env = {{"LC_ALL", "C"}, {"TMPDIR", temp_dir.string()}};
-  dry.deadline = std::chrono::seconds(30);
-  dry.output_cap = kLogCap;
+  std::vector<std::string> dry_argv = argv;
+  dry_argv.push_back("-dryrun");
+  ProcessSpec dry = CompilerProcessSpec(std::move(dry_argv), std::chrono::seconds(30));
+  dry.env.emplace_back("TMPDIR", temp_dir.string());
   auto listed = RunProcess(dry);
   std::optional<NvccPhases> phases;
   if (listed.ok() && listed.value().Succeeded()) phases = ParseNvccDryRun(listed.value().err);

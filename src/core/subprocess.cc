@@ -228,6 +228,11 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
       const struct rlimit fsize = {spec.max_file_bytes, spec.max_file_bytes};
       (void)setrlimit(RLIMIT_FSIZE, &fsize);
     }
+    if (spec.nice > 0) {
+      errno = 0;
+      const int now = getpriority(PRIO_PROCESS, 0);
+      if (errno == 0) (void)setpriority(PRIO_PROCESS, 0, std::min(now + spec.nice, 19));
+    }
     if (spec.sandbox) layers = spec.sandbox->EnterInChild(parent, parent_group);
     // After the sandbox (which may hold a descriptor of its own until then):
     // the passed ones become 3, 4, ... and nothing else crosses exec, also not

@@ -44,6 +44,9 @@ struct ProcessSpec {
   // RLIMIT_FSIZE of the child (no file it writes grows past it); 0: as the
   // parent's. A sandbox sets its own.
   std::uintmax_t max_file_bytes = 0;
+  // Added to the child's niceness (setpriority): background work, such as
+  // the compilers, leaves the CPU first to what runs beside it.
+  int nice = 0;
   // When set, the child enters it just before exec (core/sandbox.h).
   std::shared_ptr<const Sandbox> sandbox;
   // Parent descriptors the child gets as fds 3, 4, ... (in this order); every

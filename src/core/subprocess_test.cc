@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -229,6 +230,18 @@ TEST(SubprocessTest, AChildThatNeverGetsToTheHandshakeRunsNoCallback) {
   // A spec whose deadline is extended elsewhere cannot take one.
   Handshake second([] {});
   EXPECT_FALSE(second.Attach(spec, "--handshake-fd").ok());
+}
+
+TEST(SubprocessTest, NiceRaisesTheChildsNiceness) {
+  ProcessSpec spec;
+  spec.argv = {"nice"};  // Prints its own niceness.
+  auto base = RunProcess(spec);
+  ASSERT_TRUE(base.ok() && base.value().Succeeded());
+  const int before = std::atoi(base.value().out.c_str());
+  spec.nice = 5;
+  auto niced = RunProcess(spec);
+  ASSERT_TRUE(niced.ok() && niced.value().Succeeded());
+  EXPECT_EQ(std::atoi(niced.value().out.c_str()), std::min(before + 5, 19));
 }
 
 TEST(SubprocessTest, BackgroundChildHoldingPipeDoesNotBlock) {
