@@ -166,7 +166,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     auto compile = [&](const std::vector<std::string>& argv) {
       if (job.nvcc_command != i) return RunCompiler(argv, options.deadline);
       return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline,
-                             HostPchUse{&cache, job.nvcc_first_own_line});
+                             HostPchUse{&PchCache(cache), job.nvcc_first_own_line});
     };
     if (!job.first_try || job.first_try->first != i) return compile(commands[i]);
     const std::vector<std::string> slim = in_scratch(job.first_try->second);
@@ -430,7 +430,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     std::optional<TorchPch> pch;
     std::string pch_log;
     job.first_flags = [&]() -> std::vector<std::string> {
-      pch = TorchExtensionPch(pch_flags, torch.torch_version, cache, options, pch_log);
+      pch = TorchExtensionPch(pch_flags, torch.torch_version, PchCache(cache), options, pch_log);
       if (!pch) return {};
       return {"-I", pch->include_dir.string(), "-Winvalid-pch"};
     };

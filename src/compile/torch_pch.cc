@@ -24,6 +24,15 @@ bool WaitForAnotherBuild() {
 
 }  // namespace
 
+const ArtifactCache& PchCache(const ArtifactCache& cache) {
+  static const std::optional<ArtifactCache> shared = []() -> std::optional<ArtifactCache> {
+    const char* dir = std::getenv("ANVIL_PCH_CACHE");
+    if (dir == nullptr || *dir == '\0') return std::nullopt;
+    return ArtifactCache(fs::path(dir) / "artifacts");
+  }();
+  return shared ? *shared : cache;
+}
+
 std::string TorchPchKey(const std::vector<std::string>& flags, const std::string& torch_version) {
   std::vector<std::string> argv = {"g++"};
   argv.insert(argv.end(), flags.begin(), flags.end());

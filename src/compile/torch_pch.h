@@ -28,6 +28,14 @@ struct TorchPch {
   double seconds = 0;                 // Building it now.
 };
 
+// Where the precompiled headers (torch's and the host compile's,
+// compile/host_pch.h) are looked up and made: in the anvil cache folder
+// $ANVIL_PCH_CACHE (as --cache-dir takes), which several caches of one
+// machine may share, or else in `cache`. They are the same for every
+// candidate; a fresh cache (a benchmark's cold pass, a test) need not pay
+// for them again.
+const ArtifactCache& PchCache(const ArtifactCache& cache);
+
 // The cache key of the PCH for g++ with `flags`.
 std::string TorchPchKey(const std::vector<std::string>& flags, const std::string& torch_version);
 

@@ -3,7 +3,7 @@
 import json
 import shutil
 
-from conftest import EXAMPLES, run_anvil
+from conftest import EXAMPLES, cache_dir, run_anvil
 
 CANDS = EXAMPLES / "candidates" / "relu"
 
@@ -24,11 +24,12 @@ def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
     # extension name and both are built cold.
     root, run = make_run(tmp_path, [CANDS / "pass_kb.py", CANDS / "pass_kb.py", CANDS / "pass_native.cpp"])
     report = tmp_path / "report.json"
-    # No PCH: its one-time build would double this test's time; the bench reports it when built.
+    # The precompiled torch header from the tests' shared cache (ANVIL_PCH_CACHE): made once per machine, it would
+    # otherwise double this test's time. The bench reports it when the cold pass builds it.
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
                      str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--stock-trials", "2",
                      "--stock-iters", "5", "--stock-sample", "1", "--baselines", "none", "--json-out", str(report), "-q",
-                     env={"ANVIL_PCH": "0"})
+                     env={"ANVIL_PCH_CACHE": cache_dir()})
     assert proc.returncode == 0, proc.stderr
     assert "1 native ones left out" in proc.stderr
     r = json.loads(report.read_text())
@@ -51,6 +52,9 @@ def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
     # Both built cold (no shared build), neither warm (the artifact cache).
     cold_verdicts = [json.loads(line) for line in (tmp_path / "work" / "cold_verdicts.jsonl").read_text().splitlines()]
     assert [v["gates"]["compile"]["cached"] for v in cold_verdicts] == [False, False]
+    # The torch PCH came from (or went to) the shared cache, not the bench's own.
+    assert {v["gates"]["compile"]["pch"] for v in cold_verdicts} <= {"built", "cached"}, cold_verdicts[0]["gates"]
+    assert not list((tmp_path / "work" / "cache" / "artifacts").glob("*/torch/extension.h"))
     assert cold["compile"]["n"] == 2 and cold["compile"]["mean"] > 1 and warm["compile"]["max"] < 0.5
     for phase in ("process.start", "process.load", "process.trials", "overhead", "compile_wait"):
         assert phase in cold and cold[phase]["n"] == 2, phase
@@ -78,7 +82,8 @@ def test_the_steady_and_fresh_passes_build_new_candidates_on_known_and_new_tasks
     report = tmp_path / "report.json"
     proc = run_anvil("bench", "throughput", "--run", str(run), "--kernelbench", str(root), "--work",
                      str(tmp_path / "work"), "--trials", "2", "--iters", "5", "--baselines", "eager", "--no-warm",
-                     "--no-stock", "--steady", "--fresh", "--json-out", str(report), "-q", env={"ANVIL_PCH": "0"})
+                     "--no-stock", "--steady", "--fresh", "--json-out", str(report), "-q",
+                     env={"ANVIL_PCH_CACHE": cache_dir()})
     assert proc.returncode == 0, proc.stderr
     r = json.loads(report.read_text())
     assert [p["name"] for p in r["passes"]] == ["anvil_cold", "anvil_steady", "anvil_fresh"]
