@@ -75,7 +75,8 @@ struct ThroughputOptions {
   // Last, a fresh one: every candidate again as a new one on a new task (a copy of the task file that
   // differs by a comment: prepared anew), so that nothing of the cold pass is
   // reused but what a machine sets up once (the torch PCH, torch's build
-  // facts, the sandbox probe). What a long run sees after its first batch.
+  // facts, the sandbox probe). New problems, as a data-synthesis run poses
+  // them.
   bool fresh = false;
   bool stock = true;
   // Run the stock path on this many of the candidates, spread evenly over the

@@ -162,8 +162,8 @@ void RegisterBench(CLI::App& app, int& exit_code) {
                 "step on");
   cmd->add_flag("--fresh", args->fresh,
                 "Last, a fresh pass: every candidate as a new one on a new task (copies), reusing only "
-                "what a machine sets up once (the torch PCH, torch's build facts, the sandbox probe): what a long run "
-                "sees after its first batch");
+                "what a machine sets up once (the torch PCH, torch's build facts, the sandbox probe): new problems, as "
+                "a data-synthesis run poses them");
   cmd->add_flag("--no-anvil", args->no_anvil,
                 "Skip anvil's passes: the stock path only (more stock samples in a run of their own; each outcome "
                 "is logged to <work>/stock_outcomes.jsonl as it comes)");
