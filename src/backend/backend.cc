@@ -117,6 +117,23 @@ int Backend::DeviceCount() const {
   return std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ? std::min<int>(count, visible.size()) : count;
 }
 
+std::optional<std::uint64_t> Backend::DeviceMemoryBytes() const {
+  if (kind_ == BackendKind::kCpu || !HasDevice()) return std::nullopt;
+  ProcessSpec spec;
+  spec.argv = {"nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"};
+  if (device_index_ >= 0) {
+    const std::vector<std::string> visible = VisibleDevices();
+    spec.argv.push_back("--id=" + (device_index_ < static_cast<int>(visible.size()) ? visible[device_index_]
+                                                                                    : std::to_string(device_index_)));
+  }
+  spec.deadline = std::chrono::seconds(20);
+  auto r = RunProcess(spec);
+  if (!r.ok() || !r.value().Succeeded()) return std::nullopt;
+  const std::uint64_t mib = std::strtoull(r.value().out.c_str(), nullptr, 10);  // The first line: "143771".
+  if (mib == 0) return std::nullopt;
+  return mib << 20;
+}
+
 std::vector<std::string> Backend::NativeFlags(const std::string& include_dir) const {
   if (kind_ == BackendKind::kCpu) {
     return {"-O2", "-std=c++17", "-fPIC", "-shared", "-fopenmp", "-I" + include_dir};

@@ -4,6 +4,8 @@
 // Backend objects are immutable and thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +48,10 @@ class Backend {
   // GPUs of the node this process may use (nvidia-smi; $CUDA_VISIBLE_DEVICES
   // narrows them); 0 on cpu or when none answers.
   int DeviceCount() const;
+  // This backend's GPU's memory in bytes (nvidia-smi's memory.total; the
+  // first GPU the process sees when none is assigned); nullopt on cpu or when
+  // nvidia-smi does not answer.
+  std::optional<std::uint64_t> DeviceMemoryBytes() const;
 
  private:
   Backend(BackendKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}

@@ -29,5 +29,18 @@ TEST(BackendTest, CudaCompilesForAnArch) {
   EXPECT_NE(cuda.NativeCompiler().find("nvcc"), std::string::npos);
 }
 
+TEST(BackendTest, DeviceMemoryIsKnownOnlyForAGpuThatAnswers) {
+  EXPECT_FALSE(Backend::FromName("cpu").value().DeviceMemoryBytes().has_value());
+  Backend cuda = Backend::FromName("cuda").value();
+  const auto bytes = cuda.DeviceMemoryBytes();
+  if (!cuda.HasDevice()) {
+    EXPECT_FALSE(bytes.has_value());  // The CPU machine: no GPU.
+  } else {
+    ASSERT_TRUE(bytes.has_value());  // The GPU machine: at least a gigabyte.
+    EXPECT_GE(*bytes, std::uint64_t{1} << 30);
+    EXPECT_EQ(cuda.OnDevice(0).DeviceMemoryBytes(), bytes);  // The first GPU either way.
+  }
+}
+
 }  // namespace
 }  // namespace anvil

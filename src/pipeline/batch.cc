@@ -119,6 +119,12 @@ Result<std::vector<Job>> JobsFromList(const fs::path& jsonl) {
   return jobs;
 }
 
+int TimingQueuePlaces(std::optional<std::uint64_t> device_bytes, int parallel) {
+  const int places = kTimingQueuePerRunSlot * std::max(parallel, 1);
+  if (!device_bytes) return places;
+  return static_cast<int>(std::min<std::uint64_t>(places, *device_bytes / kTimingQueueBytesPerPlace));
+}
+
 std::vector<Verdict> RunJobs(Evaluator& evaluator, const std::vector<Job>& jobs, const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
   return RunJobs(std::vector<Evaluator*>{&evaluator}, jobs, options, on_verdict);
@@ -141,8 +147,10 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
     // candidates whose trials passed wait here, not in run slots, so that the
     // next ones (another hang among them) still run their trials. With one per
     // run slot, H200 run N waited 32 s to start its second hang, then 30 s for
-    // it. Each waiting process keeps its memory on the device.
-    timing_queues.push_back(std::make_unique<Slots>(kTimingQueuePerRunSlot * parallel));
+    // it. Each waiting process keeps its memory on the device: a smaller
+    // device gets fewer places.
+    const int places = ahead > 0 ? TimingQueuePlaces(evaluators[d]->backend().DeviceMemoryBytes(), parallel) : 0;
+    timing_queues.push_back(places > 0 ? std::make_unique<Slots>(places) : nullptr);
   }
   auto lanes_of = [&](int device) {
     return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get(), timing_queues[device].get()} : Lanes{};

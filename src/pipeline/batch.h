@@ -5,8 +5,10 @@
 // the run goes on. Not thread-safe: one Batch per run.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,14 @@ struct BatchOptions {
   int parallel = 1;
   int compile_ahead = 0;
 };
+
+// Places in one device's timing queue: candidates whose trials passed wait
+// there for their timed calls, alive and holding their memory on the device,
+// without a run slot. Three per run slot (`parallel`); on a device with less
+// memory (`device_bytes`), one per kTimingQueueBytesPerPlace of it, and none
+// below that: a candidate then waits for its timed calls in its run slot.
+inline constexpr std::uint64_t kTimingQueueBytesPerPlace = std::uint64_t{16} << 30;
+int TimingQueuePlaces(std::optional<std::uint64_t> device_bytes, int parallel);
 
 // Runs every job. `on_verdict` is called in job order, from one thread at a
 // time; verdicts come back in job order.

@@ -11,6 +11,19 @@ namespace fs = std::filesystem;
 
 using BatchTest = TempDirTest;
 
+// Candidates waiting alive for their timed calls hold device memory: three
+// places per run slot on an H200, fewer on smaller GPUs, none on a small one.
+TEST(TimingQueuePlacesTest, FollowTheDevicesMemory) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  EXPECT_EQ(TimingQueuePlaces(std::nullopt, 2), 6);     // cpu, or nvidia-smi silent: as before.
+  EXPECT_EQ(TimingQueuePlaces(143771ull << 20, 2), 6);  // H200 (140 GiB).
+  EXPECT_EQ(TimingQueuePlaces(80 * kGiB, 2), 5);        // A100 80 GB.
+  EXPECT_EQ(TimingQueuePlaces(40 * kGiB, 2), 2);        // A100 40 GB.
+  EXPECT_EQ(TimingQueuePlaces(24 * kGiB, 2), 1);        // 24 GB cards.
+  EXPECT_EQ(TimingQueuePlaces(12 * kGiB, 2), 0);        // They wait in their run slots.
+  EXPECT_EQ(TimingQueuePlaces(143771ull << 20, 0), 3);  // At least one run slot.
+}
+
 TEST_F(BatchTest, ReadsExpectedStatusHeader) {
   EXPECT_EQ(ExpectedStatus(Write("a.py", "# anvil-expect: wrong_answer\nimport torch\n")), "wrong_answer");
   EXPECT_EQ(ExpectedStatus(Write("b.cpp", "// anvil-expect:   pass\n")), "pass");
