@@ -228,10 +228,12 @@ def test_compiles_run_ahead_while_one_run_slot_holds_the_device(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [v["status"] for v in verdicts] == ["timeout", "pass", "wrong_answer", "runtime_error"]
     assert all(v["compile_wait_seconds"] >= 0 for v in verdicts)
-    # Three in flight, one run slot: whichever ran after the hang took it waited its 10 s out instead of running
-    # beside it (runs take the slot in the order their builds finish; here they are cached, so any order).
+    # Three in flight, one run slot: none ran beside the hang. Runs take the slot in no set order (here the builds
+    # are cached): whichever ran after the hang waited its 10 s out, or, when the hang ran last (CI once had it so),
+    # the hang waited for all the others' runs.
     waits = sorted(v["device_wait_seconds"] for v in verdicts[1:])
-    assert waits[-1] > 4, waits
+    others_ran = sum(v["stage_seconds"].get("run", 0) for v in verdicts[1:])
+    assert waits[-1] > 4 or verdicts[0]["device_wait_seconds"] >= 0.8 * others_ran, (waits, verdicts[0])
     assert all(v["gates"]["compile"]["ran"] for v in verdicts)
 
 
