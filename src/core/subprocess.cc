@@ -93,6 +93,17 @@ std::string ProcessResult::Describe() const {
   return "exit " + std::to_string(exit_code);
 }
 
+namespace {
+
+// Hands `fd` to the child as the next passed descriptor, named by `flag N`.
+void PassAs(ProcessSpec& spec, const std::string& flag, int fd) {
+  spec.argv.push_back(flag);
+  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
+  spec.pass_fds.push_back(fd);
+}
+
+}  // namespace
+
 ReadyPipe::~ReadyPipe() {
   for (int fd : ends_) {
     if (fd >= 0) close(fd);
@@ -101,9 +112,7 @@ ReadyPipe::~ReadyPipe() {
 
 Status ReadyPipe::Attach(ProcessSpec& spec, const std::string& flag) {
   if (pipe2(ends_, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + strerror(errno));
-  spec.argv.push_back(flag);
-  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
-  spec.pass_fds.push_back(ends_[1]);
+  PassAs(spec, flag, ends_[1]);
   spec.ready_fd = ends_[0];
   return Status::Ok();
 }
@@ -113,9 +122,7 @@ Status Handshake::Attach(ProcessSpec& spec, const std::string& flag) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends_) != 0) {
     return Status::Error(std::string("socketpair: ") + strerror(errno));
   }
-  spec.argv.push_back(flag);
-  spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
-  spec.pass_fds.push_back(ends_[1]);
+  PassAs(spec, flag, ends_[1]);
   extension_ms_ = std::make_shared<std::atomic<int64_t>>(0);
   spec.deadline_extension_ms = extension_ms_;
   thread_ = std::thread(&Handshake::Wait, this, Clock::now());

@@ -199,11 +199,6 @@ std::string BaselineFileName(BaselineMode mode, const BaselineOptions& options) 
 
 }  // namespace
 
-bool BaselineCached(const PreparedTask& prepared, BaselineMode mode, const BaselineOptions& options) {
-  std::error_code ec;
-  return fs::exists(prepared.dir / BaselineFileName(mode, options), ec);
-}
-
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
                          const BaselineOptions& options, const BaselineHooks& hooks) {
   Baseline baseline;

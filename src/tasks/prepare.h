@@ -118,8 +118,6 @@ struct BaselineHooks {
 // the prepared directory. Never fails: problems are reported in Baseline::error.
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
                          const BaselineOptions& options, const BaselineHooks& hooks = {});
-// Whether MeasureBaseline would only read its cache (then it needs no device).
-bool BaselineCached(const PreparedTask& prepared, BaselineMode mode, const BaselineOptions& options);
 
 const char* BaselineModeName(BaselineMode mode);
 
