@@ -96,12 +96,15 @@ Backend Backend::OnDevice(int index) const {
   return b;
 }
 
+std::string Backend::AssignedDeviceId() const {
+  if (device_index_ < 0) return "";
+  const std::vector<std::string> visible = VisibleDevices();
+  return device_index_ < static_cast<int>(visible.size()) ? visible[device_index_] : std::to_string(device_index_);
+}
+
 std::vector<std::pair<std::string, std::string>> Backend::ChildEnv() const {
   if (device_index_ < 0) return {};
-  const std::vector<std::string> visible = VisibleDevices();
-  const std::string id =
-      device_index_ < static_cast<int>(visible.size()) ? visible[device_index_] : std::to_string(device_index_);
-  return {{"CUDA_VISIBLE_DEVICES", id}};
+  return {{"CUDA_VISIBLE_DEVICES", AssignedDeviceId()}};
 }
 
 int Backend::DeviceCount() const {
@@ -121,11 +124,7 @@ std::optional<std::uint64_t> Backend::DeviceMemoryBytes() const {
   if (kind_ == BackendKind::kCpu || !HasDevice()) return std::nullopt;
   ProcessSpec spec;
   spec.argv = {"nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"};
-  if (device_index_ >= 0) {
-    const std::vector<std::string> visible = VisibleDevices();
-    spec.argv.push_back("--id=" + (device_index_ < static_cast<int>(visible.size()) ? visible[device_index_]
-                                                                                    : std::to_string(device_index_)));
-  }
+  if (device_index_ >= 0) spec.argv.push_back("--id=" + AssignedDeviceId());
   spec.deadline = std::chrono::seconds(20);
   auto r = RunProcess(spec);
   if (!r.ok() || !r.value().Succeeded()) return std::nullopt;

@@ -55,6 +55,9 @@ class Backend {
 
  private:
   Backend(BackendKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  // The id of this backend's GPU as nvidia-smi and CUDA_VISIBLE_DEVICES name
+  // it (an index or UUID from $CUDA_VISIBLE_DEVICES); "" when none is assigned.
+  std::string AssignedDeviceId() const;
   BackendKind kind_;
   std::string name_;
   int device_index_ = -1;  // -1: whatever the process sees.
