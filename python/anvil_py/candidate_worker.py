@@ -15,6 +15,7 @@ import time
 import traceback
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io
@@ -241,10 +242,65 @@ class _AtenTrace(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _write_aten_ops(out, ops):
-    compute = sorted(op for op in ops if aten_compute(op))
-    with open(os.path.join(out, "aten_ops.json"), "w") as f:
-        json.dump({"ops": ops, "compute": [f"{op} x{ops[op]}" for op in compute]}, f)
+# Tensor methods that hand its data to Python or numpy, and those that read one element as a Python number.
+_HOST_TRANSFERS = {torch.Tensor.numpy: "Tensor.numpy", torch.Tensor.tolist: "Tensor.tolist",
+                   torch.Tensor.__array__: "Tensor.__array__", torch.Tensor.__dlpack__: "Tensor.__dlpack__"}
+_SCALAR_READS = {torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__index__,
+                 torch.Tensor.__complex__}
+# More element reads than this in one forward is elementwise work done in Python. Honest forwards read a few
+# (a scalar parameter, a flag).
+_SCALAR_READ_LIMIT = 64
+
+
+class _HostTrace(TorchFunctionMode):
+    """Tensor data a forward hands to Python or numpy (catalog A1/A3: the work done on the host, with a decoy
+    kernel beside it) — what no aten op shows, as numpy and Python loops compute outside the dispatcher."""
+
+    def __init__(self):
+        super().__init__()
+        self.host = {}
+        self.reads = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = _HOST_TRANSFERS.get(func)
+        if name is not None:
+            self.host[name] = self.host.get(name, 0) + 1
+        elif func in _SCALAR_READS:
+            self.reads += 1
+        return func(*args, **(kwargs or {}))
+
+
+class _ForwardTrace:
+    """Every trial's forward (kernelbench format) runs under both traces, and so do the watched timed calls; what
+    they saw accumulates, so a candidate that computes with torch only from its second call on, or only once
+    timed, is seen too (catalog C4). `first` names the forward where something was seen first."""
+
+    def __init__(self):
+        self.aten = _AtenTrace()
+        self.ops = self.aten.ops
+        self.host = {}
+        self.first = None
+
+    @contextlib.contextmanager
+    def forward(self, label):
+        host = _HostTrace()
+        try:
+            with self.aten, host:
+                yield
+        finally:
+            for name, n in host.host.items():
+                self.host[name] = self.host.get(name, 0) + n
+            if host.reads > _SCALAR_READ_LIMIT:
+                key = f"{host.reads} element reads (Tensor.item/__float__) in one forward"
+                self.host[key] = self.host.get(key, 0) + 1
+            if self.first is None and (self.host or any(aten_compute(op) for op in self.ops)):
+                self.first = label
+
+    def write(self, out):
+        compute = sorted(op for op in self.ops if aten_compute(op))
+        with open(os.path.join(out, "aten_ops.json"), "w") as f:
+            json.dump({"ops": self.ops, "compute": [f"{op} x{self.ops[op]}" for op in compute],
+                       "host": [f"{name} x{n}" for name, n in sorted(self.host.items())], "first": self.first}, f)
 
 
 def _check_outputs(result, k):
@@ -258,7 +314,7 @@ def _check_outputs(result, k):
     return outputs
 
 
-def _held_out_trials(model, device, timer, args, trace):
+def _held_out_trials(model, device, timer, args, trace, ops):
     """Catalog C1: the task's held-out input sets (other shapes, same model), each forward's outputs to
     held_out_K/ for anvil to compare. Native candidates are built for the spec's shapes and skip them."""
     for k, held in _trial_dirs(args.prepared, "held_out"):
@@ -266,7 +322,8 @@ def _held_out_trials(model, device, timer, args, trace):
 
         def forward():
             begin = trace.now() if trace else 0
-            out = model(*inputs)
+            with ops.forward(f"held-out set {k}"):
+                out = model(*inputs)
             timer.sync()
             if trace:
                 trace.mark(f"held_out_{k}", begin, trace.now())
@@ -277,6 +334,8 @@ def _held_out_trials(model, device, timer, args, trace):
         except TaskError as err:
             err.message = f"on held-out input set {k} (shapes the benchmark does not show): {err.message}"
             raise
+        finally:
+            ops.write(args.out)
         tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
@@ -292,13 +351,17 @@ def _timing_sets(trials, device, args):
     return None, [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
 
 
-def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard):
+def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
     tells a replay when it is safe). The output of the last call made with each set is kept (a copy taken after
     the call, outside its timing: an output buffer the candidate reuses stays right); after the last call anvil
-    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/."""
+    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/.
+
+    The timed calls of the `traced` mask (anvil's random half, told only now; their times do not count) also run
+    under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
+    computing with torch once timed (catalog C4) is seen there."""
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
     timer.sync()
     state = {"call": -1, "set": None, "out": None}
@@ -335,12 +398,19 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
             model.prepare(live)
 
     def call():
-        out = model(*live)
+        k = state["call"] - args.warmup
+        if ops is not None and 0 <= k < 64 and traced >> k & 1:
+            with ops.forward(f"timed call {k}"):
+                out = model(*live)
+        else:
+            out = model(*live)
         state["out"] = out
         return out
 
     times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
+    if ops is not None:
+        ops.write(args.out)
     guard.check("after the timed calls")
     keep()
     timeline.lap("perf_calls")
@@ -411,24 +481,25 @@ def run(args):
     guard.check("after loading the candidate")
     timeline.lap("load")
     trials = list(_trial_dirs(args.prepared))
+    ops = _ForwardTrace() if args.format == "kernelbench" else None  # aten ops and host transfers, every trial
     with torch.no_grad():
         for k, trial_dir in trials:
             inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
-            # Trial 0 of a kernelbench candidate runs under the aten trace.
-            aten = _AtenTrace() if k == 0 and args.format == "kernelbench" else contextlib.nullcontext()
 
             def forward():
                 begin = trace.now() if trace else 0
-                with aten:
+                with ops.forward(f"trial {k}") if ops is not None else contextlib.nullcontext():
                     out = model(*inputs)
                 timer.sync()  # Kernel errors surface here: they belong to the forward stage.
                 if trace:
                     trace.mark(f"trial_{k}", begin, trace.now())
                 return out
 
-            result = call_stage("forward", forward)
-            if isinstance(aten, _AtenTrace):
-                _write_aten_ops(args.out, aten.ops)
+            try:
+                result = call_stage("forward", forward)
+            finally:
+                if ops is not None:
+                    ops.write(args.out)
             if isinstance(model, NativeModel):
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
@@ -436,7 +507,7 @@ def run(args):
             tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
-            _held_out_trials(model, device, timer, args, trace)
+            _held_out_trials(model, device, timer, args, trace, ops)
             guard.check("after the held-out sets")
         inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
         timeline.lap("trials")
@@ -453,7 +524,7 @@ def run(args):
         traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard)
+            _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 timeline.lap("trace_write")

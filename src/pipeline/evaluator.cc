@@ -38,6 +38,12 @@ std::string NowIso() {
   return buf;
 }
 
+std::string Joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -375,14 +381,25 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     TamperCheat(v);
     return;
   }
+  // The trials and the watched timed calls ran under the aten and host
+  // traces (kernelbench format).
+  const std::string seen_in = v.run.compute_seen_in.empty() ? "" : " (first in " + v.run.compute_seen_in + ")";
   if (!v.run.aten_compute.empty()) {
     // What the static check could not see (computed names, C++ calls into
     // ATen) still passes the dispatcher (catalog A1, A3, A4).
-    std::string ops;
-    for (const auto& op : v.run.aten_compute) ops += (ops.empty() ? "" : ", ") + op;
     RuntimeCheat(v, "run.aten_compute",
-                 "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J): " + ops,
+                 "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J)" +
+                     seen_in + ": " + Joined(v.run.aten_compute),
                  "torch computed the result");
+    return;
+  }
+  if (!v.run.host_compute.empty()) {
+    // numpy and Python loops compute outside the dispatcher; what they need
+    // first is the tensor's data on the host (catalog A1, A3).
+    RuntimeCheat(v, "run.host_compute",
+                 "ModelNew.forward handed tensor data to Python or numpy, which computed instead of a kernel" +
+                     seen_in + ": " + Joined(v.run.host_compute),
+                 "the host computed the result");
     return;
   }
   if (!v.run.ok) {
@@ -513,7 +530,8 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         for (const TrialCheck& t : v.correct.held_out) right = right && t.ok;
         gate_seconds = Seconds(t0);
         const bool time_them =
-            right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty();
+            right && trials.trials_completed == per_group && trials.message.empty() && trials.aten_compute.empty() &&
+                               trials.host_compute.empty();
         shared.reset();
         if (time_them) {
           if (!prepared.streamed) release_run_slot();

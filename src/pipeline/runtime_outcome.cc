@@ -21,6 +21,8 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.stderr_tail = r.stderr_tail;
   g.sandbox = SandboxLayerNames(r.sandbox_layers);
   g.aten_compute.insert(g.aten_compute.end(), r.aten_compute.begin(), r.aten_compute.end());
+  g.host_compute.insert(g.host_compute.end(), r.host_compute.begin(), r.host_compute.end());
+  if (!r.compute_seen_in.empty()) g.compute_seen_in = r.compute_seen_in;
   if (!r.tampered.empty()) g.tampered = r.tampered;
   for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }

@@ -29,7 +29,10 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
     out.message = error.value("message", "");
     out.traceback = error.value("traceback", "");
   }
-  out.aten_compute = JsonStrings(ReadJsonObject(out_dir / "aten_ops.json"), "compute");
+  const nlohmann::json ops = ReadJsonObject(out_dir / "aten_ops.json");
+  out.aten_compute = JsonStrings(ops, "compute");
+  out.host_compute = JsonStrings(ops, "host");
+  out.compute_seen_in = ops.contains("first") && ops["first"].is_string() ? ops["first"].get<std::string>() : "";
   out.tampered.clear();
   if (fs::exists(out_dir / "tamper.json")) {
     const nlohmann::json tamper = ReadJsonObject(out_dir / "tamper.json");
@@ -51,8 +54,9 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
 }
 
 // A random half of the timed calls (of the first 64), at least one and, from
-// two calls on, not all: the traced ones give the trace's evidence, the others
-// the times (the trace costs a kernel ~1-3 %).
+// two calls on, not all: the traced ones give the kernel trace's evidence (and,
+// in the kernelbench format, run under the aten and host traces), the others
+// the times (the kernel trace costs a kernel ~1-3 %, the aten trace more).
 uint64_t TracedCalls(int iters) {
   const int n = std::clamp(iters, 1, 64);
   std::random_device rd;
@@ -146,7 +150,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
           extension->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
           return time_them;
         },
-        trace_lib.empty() ? 0 : TracedCalls(request.iters));
+        trace_lib.empty() && request.format != "kernelbench" ? 0 : TracedCalls(request.iters));
   }
   // The deadline counts from when the worker is ready to load the candidate:
   // an exec'd worker first imports torch (seconds on a loaded machine), which

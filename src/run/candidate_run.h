@@ -39,9 +39,12 @@ struct RunOutcome {
   ClockedCalls timed;
   double ready_seconds = 0;   // From the start until the worker was ready to load the candidate.
   double trials_seconds = 0;  // From the start to the trials' announcement (timed calls ran).
-  // Kernelbench format: the aten compute ops trial 0's forward dispatched
-  // (out_dir/aten_ops.json, docs/protocol.md).
+  // Kernelbench format: the aten compute ops the trials' forwards dispatched,
+  // and the tensor data they handed to Python or numpy (out_dir/aten_ops.json,
+  // docs/protocol.md).
   std::vector<std::string> aten_compute;
+  std::vector<std::string> host_compute;
+  std::string compute_seen_in;  // Where either was seen first: "trial 0", "timed call 3".
   // From out_dir/tamper.json: what the candidate replaced (RunGate::tampered).
   std::vector<std::string> tampered;
   // From out_dir/timeline.json: the child's own phases (RunGate::phase_seconds).

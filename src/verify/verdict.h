@@ -42,8 +42,11 @@ struct RunGate {
   // empty when ANVIL_SANDBOX=0 turned it off.
   std::vector<std::string> sandbox;
   // kernelbench format: aten compute ops (outside the plumbing allowlist)
-  // that trial 0's forward dispatched, "aten.mm.default x1" (any is a cheat).
+  // that the trials' forwards dispatched, "aten.mm.default x1", and tensor
+  // data they handed to Python or numpy, "Tensor.numpy x5" (any is a cheat).
   std::vector<std::string> aten_compute;
+  std::vector<std::string> host_compute;
+  std::string compute_seen_in;  // The forward where either was seen first: "trial 0", "timed call 3".
   // What the candidate's code replaced at run time of what anvil's worker
   // relies on (python/anvil_py/tamper_guard.py), with when it was found as
   // the last entry ("after trial 0"); any is a cheat (run.tamper).

@@ -59,6 +59,8 @@ json RunJson(const RunGate& r) {
           {"trials_completed", r.trials_completed},
           {"sandbox", r.sandbox},
           {"aten_compute", r.aten_compute},
+          {"host_compute", r.host_compute},
+          {"compute_seen_in", r.compute_seen_in},
           {"tampered", r.tampered},
           {"phase_seconds", r.phase_seconds}};
 }

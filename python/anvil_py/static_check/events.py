@@ -1,4 +1,4 @@
-"""What a call or operator computes, as events: "compute", "arith", "ext" (the custom kernel), "ref" (the
+"""What a call or operator computes, as events: "compute", "host" (tensor data handed to Python or numpy), "arith", "ext" (the custom kernel), "ref" (the
 reference Model), "cast" (lower precision) or "follow" (a call into a local function, an edge of the graph).
 
 Events are recorded per function; reach.py turns those that ModelNew.forward reaches into hits.
@@ -10,7 +10,8 @@ from .kinds import STR, TENSOR, UNKNOWN
 from .rules import CHEAT, EVIDENCE
 from .syntax import const_str
 from .torch_names import (AMBIGUOUS_METHODS, ARITH_OPERATORS, ATEN_OP_NS, AUTOCAST, DROPOUT_LAYERS, HALF_DTYPES,
-                          MATMUL_OPERATORS, NOOP_LAYERS, TENSOR_COMPUTE_METHODS, is_plumbing, torch_compute)
+                          HOST_FUNCTIONS, HOST_METHODS, MATMUL_OPERATORS, NOOP_LAYERS, TENSOR_COMPUTE_METHODS,
+                          is_plumbing, torch_compute)
 
 
 class ComputeEvents:
@@ -89,6 +90,10 @@ class ComputeEvents:
             return [("ext", "", EVIDENCE, None)]
         if torch_compute(p):
             return [("compute", f"calls {p}", CHEAT, None)]
+        if parts[:2] == ["torch", "Tensor"] and len(parts) == 3 and parts[2] in HOST_METHODS:
+            return [("host", f"hands tensor data to the host ({p})", CHEAT, None)]
+        if p in HOST_FUNCTIONS and any(self.resolve(a, scope) in (TENSOR, UNKNOWN) for a in call.args[:1]):
+            return [("host", f"hands tensor data to numpy ({p})", CHEAT, None)]
         if p in MATMUL_OPERATORS:
             return [("compute", f"calls {p} (a torch matmul on tensors)", CHEAT, None)]
         if parts[0] == "operator" and parts[-1] in ARITH_OPERATORS:
@@ -102,6 +107,8 @@ class ComputeEvents:
         return []
 
     def method_events(self, name, call, scope, known_tensor):
+        if name in HOST_METHODS and (known_tensor or name != "tolist"):
+            return [("host", f"hands tensor data to the host (.{name}())", CHEAT, None)]
         if name in ("half", "bfloat16"):
             return [("cast", f".{name}() lowers precision", EVIDENCE, None)]
         if name in ("to", "type"):

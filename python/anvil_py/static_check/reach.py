@@ -1,7 +1,8 @@
 """Whole-module conclusions: what ModelNew.forward reaches, and the hits that depend on it.
 
 After the visit, "ref" and "cast" events of live code become py.reference_model and py.dtype_cast hits, and
-"compute" and "arith" events of functions that forward reaches become py.torch_compute and py.tensor_arith;
+"compute", "host" and "arith" events of functions that forward reaches become py.torch_compute, py.host_compute
+and py.tensor_arith;
 a try whose body reaches the custom kernel and whose handler reaches torch compute is py.fallback; a .py the
 candidate names that shadows a module is py.shadow_import; in the kernelbench format, a missing or unused
 custom kernel is py.no_extension or py.unused_extension.
@@ -38,7 +39,7 @@ class Reach:
         found = False
         for kind, _, _, severity, _, _ in self.events.get(key, []):
             if (want == "ext" and kind == "ext") or (want == "compute" and (
-                    (kind == "compute" and severity == CHEAT) or kind == "ref")):
+                    (kind in ("compute", "host") and severity == CHEAT) or kind == "ref")):
                 found = True
                 break
         if not found:
@@ -89,6 +90,8 @@ class Reach:
                     self.hit("py.dtype_cast", EVIDENCE, node, message)
                 elif key in hot and kind == "compute":
                     self.hit("py.torch_compute", severity, node, message + where)
+                elif key in hot and kind == "host":
+                    self.hit("py.host_compute", severity, node, message + where)
                 elif key in hot and kind == "arith":
                     self.hit("py.tensor_arith", EVIDENCE, node, message + where)
             for tr in self.tries.get(key, []):
@@ -118,7 +121,7 @@ class Reach:
                 if part == "body":
                     body_ext = body_ext or kind == "ext" or (
                         kind == "follow" and self.summary(target, "ext", ext_memo))
-                elif handler is None and ((kind == "compute" and severity == CHEAT) or kind == "ref" or (
+                elif handler is None and ((kind in ("compute", "host") and severity == CHEAT) or kind == "ref" or (
                         kind == "follow" and self.summary(target, "compute", comp_memo))):
                     handler = tr.handlers[part]
         if body_ext and handler is not None:

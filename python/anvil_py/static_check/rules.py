@@ -15,6 +15,8 @@ EVIDENCE = "evidence"
 
 RULES = {
     "py.torch_compute": "torch compute (outside the aten plumbing allowlist) reached from ModelNew.forward",
+    "py.host_compute": "tensor data handed to Python or numpy in forward (.numpy(), .tolist(), np.asarray): the "
+                       "work is done on the host instead of a kernel",
     "py.tensor_arith": "Python arithmetic on tensors in forward (evidence: types are not known statically)",
     "py.reference_model": "the reference Model is called, subclassed or inherited from",
     "py.fallback": "try calls the custom kernel and its except handler computes with torch",

@@ -62,6 +62,12 @@ TENSOR_COMPUTE_METHODS = words("""abs abs_ absolute acos acosh add add_ addbmm a
     triu_ true_divide trunc trunc_ unique unique_consecutive var vdot where xlogy __matmul__ __rmatmul__
     __add__ __radd__ __iadd__ __sub__ __rsub__ __mul__ __rmul__ __imul__ __truediv__ __rtruediv__ __pow__
     __rpow__ __neg__""")
+# Tensor methods that hand a tensor's data to Python or numpy: in forward, the work is then done on the host by
+# Python or numpy instead of a kernel (catalog A1/A3). tolist is also a numpy method: it counts on a known tensor.
+HOST_METHODS = words("numpy tolist __array__ __dlpack__")
+# numpy functions that take a tensor's data (through __array__ or DLPack).
+HOST_FUNCTIONS = words("""numpy.asarray numpy.array numpy.asanyarray numpy.ascontiguousarray numpy.from_dlpack
+    numpy.frombuffer numpy.copy""")
 # Compute method names that builtin containers also have: hit only when the receiver is known to be a tensor.
 AMBIGUOUS_METHODS = words("add sort")
 SCALAR_RESULT_METHODS = words("""item numel dim ndimension nelement element_size data_ptr get_device
