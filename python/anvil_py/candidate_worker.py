@@ -242,11 +242,14 @@ class _AtenTrace(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-# Tensor methods that hand its data to Python or numpy, and those that read one element as a Python number.
-_HOST_TRANSFERS = {torch.Tensor.numpy: "Tensor.numpy", torch.Tensor.tolist: "Tensor.tolist",
-                   torch.Tensor.__array__: "Tensor.__array__", torch.Tensor.__dlpack__: "Tensor.__dlpack__"}
-_SCALAR_READS = {torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__index__,
-                 torch.Tensor.__complex__}
+# Tensor methods that hand its data to Python or numpy (or run Python per element), and those that read one
+# element as a Python number. Frozen: the tamper guard watches these names, and a frozenset cannot be emptied.
+_HOST_TRANSFERS = frozenset({torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.__array__, torch.Tensor.__dlpack__,
+                             torch.Tensor.untyped_storage, torch.Tensor.storage, torch.Tensor._typed_storage,
+                             torch.Tensor.apply_, torch.Tensor.map_, torch.Tensor.map2_, torch.Tensor.__repr__,
+                             torch.Tensor.__format__})
+_SCALAR_READS = frozenset({torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__index__,
+                           torch.Tensor.__complex__})
 # More element reads than this in one forward is elementwise work done in Python. Honest forwards read a few
 # (a scalar parameter, a flag).
 _SCALAR_READ_LIMIT = 64
@@ -262,8 +265,8 @@ class _HostTrace(TorchFunctionMode):
         self.reads = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = _HOST_TRANSFERS.get(func)
-        if name is not None:
+        if func in _HOST_TRANSFERS:
+            name = "Tensor." + getattr(func, "__name__", str(func))
             self.host[name] = self.host.get(name, 0) + 1
         elif func in _SCALAR_READS:
             self.reads += 1

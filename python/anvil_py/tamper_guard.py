@@ -3,8 +3,9 @@ candidate's code loads and checked again after each phase and between timed call
 
 The static checker reads the candidate's source; this sees what its code did — a patch made through an alias, a
 computed name, `type.__setattr__`, `vars()`, a loop over a module, whatever the spelling. Watched: anvil's own
-worker modules (every function and class, and every class's attributes), the torch, time, os, json, struct and
-ctypes functions the worker times, copies, writes and talks to anvil with, and a few builtins. A change ends the
+worker modules (every function, class and global, and every class's attributes; their tables are frozen, so they
+cannot be emptied in place), the torch, time, os, json, struct and ctypes functions the worker times, copies, writes
+and talks to anvil with, torch's mode stacks that its aten and host traces run on, and a few builtins. A change ends the
 run: the worker writes `tamper.json` (what changed, and when it was found) and anvil judges it (`run.tamper`).
 The timed calls themselves run in compiled code (timing.CompiledTimer), so a patch that undoes itself before a
 check cannot change a time either.
@@ -20,11 +21,18 @@ import time
 
 import numpy
 import torch
+import torch.overrides
+import torch.utils._python_dispatch
 
 from anvil_py.task_loader import TaskError
 
 _OUR_MODULES = ("anvil_py.candidate_worker", "anvil_py.timing", "anvil_py.tensor_io", "anvil_py.kernel_trace",
-                "anvil_py.task_loader", "anvil_py.tamper_guard")
+                "anvil_py.task_loader", "anvil_py.tamper_guard", "anvil_py.native_model",
+                "anvil_py.static_check.torch_names", "__main__")
+# The mode machinery the worker's aten and host traces run on (candidate_worker._ForwardTrace).
+_MODE_STACK = ("_len_torch_dispatch_stack", "_len_torch_function_stack", "_push_on_torch_dispatch_stack",
+               "_pop_torch_dispatch_stack", "_push_on_torch_function_stack", "_pop_torch_function_stack",
+               "_get_dispatch_stack_at", "_get_function_stack_at")
 _NAMED = [
     ("torch", torch, ("empty", "zeros", "from_numpy", "is_tensor", "no_grad", "device")),
     ("torch.Tensor", torch.Tensor, ("copy_", "clone", "detach", "contiguous", "cpu", "to", "numpy", "data_ptr",
@@ -39,6 +47,13 @@ _NAMED = [
     ("ctypes", ctypes, ("CDLL", "CFUNCTYPE", "memmove")),
     ("numpy", numpy, ("memmap",)),
     ("builtins", builtins, ("open", "isinstance", "len", "range", "getattr", "type", "print")),
+    ("torch._C", torch._C, _MODE_STACK),
+    ("torch.utils._python_dispatch", torch.utils._python_dispatch, ("_push_mode", "_pop_mode",
+                                                                    "_get_current_dispatch_mode", "TorchDispatchMode")),
+    ("torch.utils._python_dispatch.TorchDispatchMode", torch.utils._python_dispatch.TorchDispatchMode, None),
+    ("torch.overrides", torch.overrides, ("_push_mode", "_pop_mode", "TorchFunctionMode", "handle_torch_function",
+                                          "has_torch_function")),
+    ("torch.overrides.TorchFunctionMode", torch.overrides.TorchFunctionMode, None),
 ]
 
 
@@ -47,8 +62,8 @@ def _entries():
     out = list(_NAMED)
     for name in _OUR_MODULES:
         module = sys.modules.get(name)
-        if module is None:
-            continue
+        if module is None or (name == "__main__" and getattr(module, "__package__", None) != "anvil_py"):
+            continue  # __main__ is watched when it is the worker itself (python -m anvil_py.candidate_worker).
         out.append((name, module, None))
         for value in list(vars(module).values()):
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
