@@ -74,7 +74,18 @@ struct Vocabulary {
   NameSet process_calls = Words(
       "system popen fork vfork execl execlp execle execv execvp execvpe execve fexecve kill killpg clone "
       "posix_spawn posix_spawnp");
-  NameSet tamper_calls = Words("mprotect ptrace dlopen dlsym process_vm_writev process_vm_readv");
+  NameSet tamper_calls = Words(
+      "mprotect pkey_mprotect ptrace dlopen dlmopen dlsym dlvsym dladdr dladdr1 dlinfo dl_iterate_phdr "
+      "process_vm_writev process_vm_readv");
+  // The dynamic loader's and the process's own tables: walking them finds any
+  // function or the harness's memory without naming it (catalog D4).
+  NameSet loader_tables = Words(
+      "_r_debug r_debug link_map __libc_stack_end _dl_find_object Elf64_Sym Elf32_Sym "
+      "Elf64_Dyn Elf32_Dyn Elf64_Phdr Elf32_Phdr Elf64_Ehdr Elf32_Ehdr ElfW");
+  // The Python C API's and pybind11's ways to run Python from native code: an
+  // embedded worker or torch called through Python (catalog A1, D5).
+  NameSet python_run_prefixes = Words("PyRun_ PyImport_ Py_CompileString PyEval_EvalCode PyMarshal_ Py_Initialize");
+  NameSet pybind_run = Words("import eval exec eval_file");
   NameSet file_calls = Words(
       "fopen freopen open openat creat unlink rename mkfifo mkdir rmdir symlink chmod chown setenv putenv unsetenv");
   NameSet file_types = Words("ofstream ifstream fstream filebuf filesystem");
@@ -83,6 +94,15 @@ struct Vocabulary {
       Words("blas cudnn cusparse cufft cusolver cutensor cutlass thrust/ mkl dnnl eigen miopen mudnn");
   NameSet include_primitives = Words("cute/ cub/");
   NameSet include_aten = Words("aten/native/ aten/ops/");
+  NameSet include_loader = Words("<link.h> <elf.h> <sys/auxv.h>");
+  // Fragments of lower-cased string literals: memory files, anvil's cache.
+  NameSet string_paths = Words("/proc/ /dev/mem .cache/anvil");
+  // Assembler directives that emit raw bytes or pull in files: a system call
+  // or machine code written as its bytes, or a cached file read in at build
+  // time (`.incbin`). PTX's directives are different words.
+  NameSet asm_data = Words(
+      ".byte .2byte .4byte .8byte .word .hword .short .long .quad .octa .int .inst .incbin .fill .ascii .asciz "
+      ".string .section .pushsection .text .data");
 };
 
 const Vocabulary& Vocab() {
@@ -106,7 +126,8 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // Blanks comments and string/character literals (newlines and byte offsets are kept), except the path of an
 // #include. pp-numbers are skipped whole, so digit separators (1'000) are not read as character literals.
-std::string StripCommentsAndLiterals(std::string_view in) {
+// `strings` gets each string literal's [begin, end) in `in`.
+std::string StripCommentsAndLiterals(std::string_view in, std::vector<std::pair<size_t, size_t>>* strings) {
   std::string out(in);
   const size_t n = in.size();
   auto blank = [&](size_t from, size_t to) {
@@ -162,6 +183,7 @@ std::string StripCommentsAndLiterals(std::string_view in) {
         const size_t e = in.find(closing, open + 1);
         j = e == std::string_view::npos ? n : e + closing.size();
       }
+      strings->emplace_back(i, j);
       blank(i, j);
       i = j;
     } else if (c == '\'') {
@@ -224,9 +246,11 @@ class Scanner {
   Scanner(std::string_view text, std::string_view source) : text_(text), source_(source), lines_(SplitLines(text)) {}
 
   std::vector<RuleHit> Run() {
-    clean_ = StripCommentsAndLiterals(text_);
+    std::vector<std::pair<size_t, size_t>> strings;
+    clean_ = StripCommentsAndLiterals(text_, &strings);
     const std::string& clean = clean_;
     ScanDirectives(clean);
+    ScanStrings(strings);
     tokens_ = Tokenize(clean);
     CollectNames();
     for (size_t i = 0; i < tokens_.size(); ++i) {
@@ -265,6 +289,9 @@ class Scanner {
         const std::string_view name = word == std::string_view::npos ? "" : l.substr(word);
         in_define = StartsWith(name, "define");
         if (StartsWith(name, "include")) CheckInclude(name.substr(7), line, static_cast<int>(word) + 1);
+        if (StartsWith(name, "embed")) {
+          Hit("cpp.file_access", kCheat, line, static_cast<int>(word) + 1, "reads a file into the build (#embed)");
+        }
       }
       const size_t paste = l.find("##");
       if (in_define && paste != std::string_view::npos) {
@@ -272,6 +299,24 @@ class Scanner {
       }
       const size_t last = l.find_last_not_of(" \t\r");
       in_define = in_define && last != std::string_view::npos && l[last] == '\\';
+    }
+  }
+
+  // Paths in string literals (blanked for the token scan): a memory file of
+  // this or another process, anvil's cache (catalog D4, D6).
+  void ScanStrings(const std::vector<std::pair<size_t, size_t>>& strings) {
+    for (const auto& [begin, end] : strings) {
+      std::string s(text_.substr(begin, end - begin));
+      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      for (std::string_view fragment : v_.string_paths) {
+        if (s.find(fragment) == std::string::npos) continue;
+        const std::string_view before = text_.substr(0, begin);
+        const int line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+        const size_t line_begin = before.rfind('\n');
+        const int column = static_cast<int>(begin - (line_begin == std::string_view::npos ? 0 : line_begin + 1)) + 1;
+        Hit("cpp.file_access", kCheat, line, column, "names " + std::string(fragment) + " in a string");
+        break;
+      }
     }
   }
 
@@ -286,6 +331,8 @@ class Scanner {
     if (any_in(v_.include_primitives)) return Hit("cpp.vendor_library", kEvidence, line, column, message);
     if (any_in(v_.include_vendor)) return Hit("cpp.vendor_library", kCheat, line, column, message);
     if (any_in(v_.include_aten)) Hit("cpp.aten_compute", kEvidence, line, column, message);
+    if (any_in(v_.include_loader)) Hit("cpp.native_tamper", kCheat, line, column, message + " (the loader's tables)");
+    if (any_in(v_.string_paths)) Hit("cpp.file_access", kCheat, line, column, message);
   }
 
   // Namespace aliases of at/torch, `using` declarations, and variables declared as tensors.
@@ -357,10 +404,12 @@ class Scanner {
   }
 
   // Inline assembly that enters the kernel (x86 `syscall`, `sysenter`,
-  // `int $0x80`; Arm `svc`): a system call no source or symbol scan names.
-  bool AsmSyscall(size_t i) const {
+  // `int $0x80`; Arm `svc`): a system call no source or symbol scan names; or
+  // that emits raw bytes or a file (`.byte 0x0f,0x05`, `.incbin`). What it
+  // does, or "" when neither.
+  std::string AsmProblem(size_t i) const {
     size_t open = clean_.find('(', static_cast<size_t>(tokens_[i].text.data() - clean_.data()));
-    if (open == std::string::npos) return false;
+    if (open == std::string::npos) return "";
     size_t close = open;
     for (int depth = 0; close < clean_.size(); ++close) {
       if (clean_[close] == '(') ++depth;
@@ -382,15 +431,43 @@ class Scanner {
       }
     }
     for (const char* entry : {"syscall", "sysenter", "int $0x80", "int 0x80", "svc #0", "svc 0"}) {
-      if (body.find(entry) != std::string::npos) return true;
+      if (body.find(entry) != std::string::npos) return "makes a system call in inline assembly";
     }
-    return false;
+    for (std::string_view directive : v_.asm_data) {
+      for (size_t at = body.find(directive); at != std::string::npos; at = body.find(directive, at + 1)) {
+        const size_t end = at + directive.size();
+        const bool word_start = at == 0 || !IsIdentChar(body[at - 1]);
+        const bool word_end = end >= body.size() || (!IsIdentChar(body[end]) && body[end] != '.');
+        if (word_start && word_end) {
+          return "emits raw bytes or a file in inline assembly (" + std::string(directive) + ")";
+        }
+      }
+    }
+    return "";
   }
 
   void ScanIdent(size_t i) {
     const std::string_view t = Text(i);
-    if ((t == "asm" || t == "__asm__" || t == "__asm") && AsmSyscall(i)) {
-      Hit("cpp.native_tamper", kCheat, i, "makes a system call in inline assembly (" + std::string(t) + ")");
+    if (t == "asm" || t == "__asm__" || t == "__asm") {
+      if (const std::string problem = AsmProblem(i); !problem.empty()) {
+        Hit("cpp.native_tamper", kCheat, i, problem + " (" + std::string(t) + ")");
+        return;
+      }
+    }
+    if (v_.loader_tables.count(t)) {
+      Hit("cpp.native_tamper", kCheat, i, "walks the dynamic loader's tables (" + std::string(t) + ")");
+      return;
+    }
+    for (std::string_view p : v_.python_run_prefixes) {
+      if (StartsWith(t, p)) {
+        Hit("cpp.python_api", kCheat, i, "runs Python from native code (" + std::string(t) + ")");
+        return;
+      }
+    }
+    if (v_.pybind_run.count(t) && i >= 2 && Text(i - 1) == "::" &&
+        (Text(i - 2) == "module" || Text(i - 2) == "module_" || Text(i - 2) == "py" || Text(i - 2) == "pybind11")) {
+      Hit("cpp.python_api", kCheat, i,
+          "runs Python from native code (" + std::string(Text(i - 2)) + "::" + std::string(t) + ")");
       return;
     }
     const std::string_view prev = i > 0 ? Text(i - 1) : "";

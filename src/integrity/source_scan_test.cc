@@ -170,6 +170,22 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Ofstream", "std::ofstream out(\"x.txt\");", "cpp.file_access", "cheat", 1},
         Case{"AsmSyscall", "asm volatile(\"syscall\" : \"=a\"(r) : \"a\"(257L) : \"rcx\", \"r11\");",
              "cpp.native_tamper", "cheat", 1},
+        Case{"AsmRawBytes", "asm volatile(\".byte 0x0f, 0x05\" : \"=a\"(r) : \"a\"(39L));", "cpp.native_tamper",
+             "cheat", 1},
+        Case{"AsmIncbin", "__asm__(\".pushsection .rodata\\n.incbin \\\"/tmp/out.bin\\\"\\n.popsection\");",
+             "cpp.native_tamper", "cheat", 1},
+        Case{"DlIteratePhdr", "dl_iterate_phdr(visit, &found);", "cpp.native_tamper", "cheat", 1},
+        Case{"LoaderDebug", "auto* map = _r_debug.r_map;", "cpp.native_tamper", "cheat", 1},
+        Case{"ElfSymbols", "const ElfW(Sym)* sym = table;", "cpp.native_tamper", "cheat", 1},
+        Case{"LinkInclude", "#include <link.h>\n", "cpp.native_tamper", "cheat", 1},
+        Case{"PyRun", "PyRun_SimpleString(code);", "cpp.python_api", "cheat", 1},
+        Case{"PybindImport", "auto torch = py::module_::import(\"torch\");", "cpp.python_api", "cheat", 1},
+        Case{"ProcMapsString", "const char* p = \"/proc/self/maps\";", "cpp.file_access", "cheat", 1},
+        Case{"CachePathString", "const char* p = \"/root/.cache/anvil/tasks/relu/trial_0\";", "cpp.file_access",
+             "cheat", 1},
+        Case{"Embed", "const unsigned char out[] = {\n#embed \"out0.bin\"\n};", "cpp.file_access", "cheat", 2},
+        Case{"IncludeFromTheCache", "#include \"/root/.cache/anvil/tasks/relu/expected.h\"\n", "cpp.file_access",
+             "cheat", 1},
         Case{"StdFilesystem", "std::filesystem::create_directory(p);", "cpp.file_access", "cheat", 1},
         Case{"FopenPointer", "FILE* (*f)(const char*, const char*) = &std::fopen;", "cpp.file_access", "cheat", 1},
         Case{"OpenPointer", "auto o = &open;", "cpp.file_access", "cheat", 1},
@@ -269,11 +285,14 @@ TEST(SourceScanTest, TiledGemmAndCpuKernelsHaveNoHits) {
 TEST(SourceScanTest, PtxInlineAssemblyIsNotASystemCall) {
   auto hits = ScanNativeSource(
       "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1}, {%2}, {%3};\" : \"+f\"(d));\n"
-      "asm(\"cp.async.commit_group;\\n\" ::);\n",
+      "asm(\"cp.async.commit_group;\\n\" ::);\n"
+      "asm volatile(\"{ .reg .b32 t; .reg .pred p; ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4]; }\" : \"=f\"(a));\n"
+      "asm(\"st.shared.b8 [%0], %1; cvt.rn.f16.f32 %0, %1; mov.u32 %0, %%laneid;\" : \"=r\"(x));\n",
       "k.cu");
   for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
   // A comment inside the statement is not its code.
-  hits = ScanNativeSource("asm volatile(\".byte 0x0f, 0x05\"  // the syscall instruction\n : \"=a\"(r));\n", "k.cu");
+  hits =
+      ScanNativeSource("asm volatile(\"nop\"  // the syscall instruction, .byte 0x0f 0x05\n : \"=a\"(r));\n", "k.cu");
   for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
 }
 

@@ -17,8 +17,13 @@ constexpr std::array<std::string_view, 3> kThread = {"pthread_create", "std::thr
 constexpr std::array<std::string_view, 13> kProcess = {"fork",    "vfork",       "execv",       "execve", "execvp",
                                                        "execvpe", "execl",       "execlp",      "execle", "system",
                                                        "popen",   "posix_spawn", "posix_spawnp"};
-constexpr std::array<std::string_view, 7> kTamper = {
-    "ptrace", "mprotect", "dlopen", "dlsym", "process_vm_writev", "process_vm_readv", "syscall"};
+constexpr std::array<std::string_view, 12> kTamper = {
+    "ptrace",          "mprotect", "pkey_mprotect",     "dlopen",           "dlmopen", "dlsym",
+    "dl_iterate_phdr", "dladdr",   "process_vm_writev", "process_vm_readv", "syscall", "dlvsym"};
+// The Python C API's ways to run Python code: an extension module needs none
+// of them (pybind11 uses other entry points).
+constexpr std::array<std::string_view, 6> kPythonRun = {"PyRun_",     "PyImport_",       "Py_CompileString",
+                                                        "PyMarshal_", "PyEval_EvalCode", "Py_Initialize"};
 
 // The name a symbol is called by: "foo" of "foo(int)" or "foo@GLIBC_2.2.5".
 std::string_view BareName(std::string_view symbol) {
@@ -69,10 +74,19 @@ RuleHit Hit(std::string_view rule, std::string_view severity, std::string messag
 }  // namespace
 
 std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std::string_view artifact_name,
-                                 bool libc_level) {
+                                 bool libc_level, bool native) {
   std::vector<RuleHit> hits;
   for (const auto& symbol : undefined) {
     const std::string_view name = BareName(symbol);
+    bool runs_python = native && (name.starts_with("Py") || name.starts_with("_Py"));
+    for (auto p : kPythonRun) runs_python = runs_python || name.starts_with(p);
+    if (runs_python) {
+      hits.push_back(Hit("so.python_api", "cheat",
+                         "the built library calls into Python (" + std::string(name) + ")" +
+                             (native ? ": a native candidate has no use for it" : ""),
+                         symbol, artifact_name));
+      continue;
+    }
     bool vendor = OneOf(name, kFortranBlas);
     for (auto p : kVendorPrefixes) vendor = vendor || name.starts_with(p);
     if (vendor) {
@@ -174,7 +188,8 @@ std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& art
       hits.push_back(Hit("so.unscanned", "evidence", symbols.message(), "", name));
       continue;
     }
-    for (auto& hit : ScanSymbols(symbols.value(), std::filesystem::path(path).filename().string(), libc_level)) {
+    for (auto& hit :
+         ScanSymbols(symbols.value(), std::filesystem::path(path).filename().string(), libc_level, name == "native")) {
       hits.push_back(std::move(hit));
     }
   }

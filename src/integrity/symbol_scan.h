@@ -22,8 +22,10 @@ namespace anvil {
 // `libc_level` (artifacts that link the C runtime dynamically: CPU builds and
 // kernelbench extensions, not nvcc's statically linked cudart): so.thread,
 // so.process, so.native_tamper (cheat) and so.stream_create (evidence).
+// so.python_api (cheat): the C API's ways to run Python code (PyRun_*,
+// PyImport_*, ...); for a `native` artifact, any Python symbol at all.
 std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std::string_view artifact_name,
-                                 bool libc_level);
+                                 bool libc_level, bool native = false);
 
 // The demangled undefined dynamic symbols of `shared_object` (version suffixes
 // removed). Error when nm cannot run or fails.

@@ -51,6 +51,16 @@ TEST(ScanSymbolsTest, LibcLevelRulesOnlyWhereTheRuntimeIsDynamic) {
   EXPECT_TRUE(ScanSymbols(syms, "k.so", false).empty());
 }
 
+TEST(ScanSymbolsTest, RunningPythonIsACheatAndANativeLibraryMayNotTouchPythonAtAll) {
+  // What a pybind11 extension imports is fine; running Python code is not.
+  const std::vector<std::string> pybind = {"PyObject_GetAttrString", "PyEval_SaveThread", "_Py_Dealloc"};
+  EXPECT_TRUE(ScanSymbols(pybind, "ext.so", true).empty());
+  EXPECT_TRUE(Has(ScanSymbols({"PyRun_SimpleString"}, "ext.so", true), "so.python_api", "cheat"));
+  EXPECT_TRUE(Has(ScanSymbols({"PyImport_ImportModule"}, "ext.so", false), "so.python_api", "cheat"));
+  // The native ABI is plain C: any Python symbol means the candidate reaches into the worker.
+  EXPECT_TRUE(Has(ScanSymbols(pybind, "libcandidate.so", false, /*native=*/true), "so.python_api", "cheat"));
+}
+
 class SymbolFileTest : public TempDirTest {};
 
 TEST_F(SymbolFileTest, TokenPastedLibraryCallShowsUpInTheBuiltObject) {
