@@ -21,6 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from anvil_py import tensor_io
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.native_model import NativeModel
+from anvil_py.no_exec import forbid_exec
 from anvil_py.static_check.torch_names import aten_compute
 from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
@@ -536,6 +537,8 @@ def run(args):
 
 
 def main(argv=None):
+    # Before any candidate code: an exec'd worker's sandbox let its own exec through (anvil_py/no_exec.py).
+    forbid_exec()
     parser = argparse.ArgumentParser(prog="anvil_py.candidate_worker")
     sub = parser.add_subparsers(dest="command", required=True)
     e = sub.add_parser("extract")

@@ -87,10 +87,15 @@ constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
 #endif
 
 constexpr uint32_t kArg0Low = offsetof(struct seccomp_data, args[0]);
+constexpr uint32_t kArg1Low = offsetof(struct seccomp_data, args[1]);
 constexpr uint32_t kRetKill = SECCOMP_RET_KILL_PROCESS;
 constexpr uint32_t kRetAllow = SECCOMP_RET_ALLOW;
+constexpr uint32_t kRetEperm = SECCOMP_RET_ERRNO | EPERM;
 
-bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
+// `forbid_exec`: execve and execveat kill too (when no exec of the worker
+// itself follows; an exec'd worker stacks that filter on itself,
+// python/anvil_py/no_exec.py).
+bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool forbid_exec) {
 #if defined(__x86_64__) || defined(__aarch64__)
   const uint32_t parent_pid = static_cast<uint32_t>(parent);
   const uint32_t other_pid = static_cast<uint32_t>(also_protected > 0 ? also_protected : parent);
@@ -144,10 +149,33 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
       /* 35 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, other_pid, 1, 0),
       /* 36 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
       /* 37 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      // Scheduling and limits of another process (the zygote that forks the
+      // baselines, another candidate): EPERM, not a kill, since libraries
+      // set their own threads' affinity (by thread id, refused too).
+      /* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 4, 0),
+      /* 39 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setscheduler, 3, 0),
+      /* 40 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setparam, 2, 0),
+      /* 41 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setattr, 1, 0),
+      /* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prlimit64, 0, 4),
+      /* 43 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 44 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+      /* 45 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 46 */ BPF_STMT(BPF_RET | BPF_K, kRetEperm),
+      // setpriority(which, who, prio): only its own process or group (who 0);
+      // PRIO_USER with who 0 means every process of the user.
+      /* 47 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_setpriority, 0, 6),
+      /* 48 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg1Low),
+      /* 49 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
+      /* 50 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      /* 51 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PRIO_USER, 1, 0),
+      /* 52 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
+      /* 53 */ BPF_STMT(BPF_RET | BPF_K, kRetEperm),
   };
   // Always forbidden: process creation that bypasses clone, tracing and
   // other processes' memory, io_uring (it could open sockets without
-  // socket()), namespaces, mounts (which could undo the hidden paths), bpf.
+  // socket()), namespaces, mounts (which could undo the hidden paths), bpf;
+  // with forbid_exec, replacing the process's image (last, so they can be
+  // left out: a new image inherits the worker's descriptors).
   static constexpr long kForbidden[] = {
 #if defined(__x86_64__)
     SYS_fork,
@@ -169,24 +197,40 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected) {
     SYS_fsconfig,
     SYS_mount_setattr,
     SYS_bpf,
+    SYS_execve,
+    SYS_execveat,
   };
+  constexpr std::size_t kExecCalls = 2;  // The last two above.
   constexpr std::size_t kHead = sizeof(head) / sizeof(head[0]);
-  constexpr std::size_t kCount = sizeof(kForbidden) / sizeof(kForbidden[0]);
-  struct sock_filter filter[kHead + kCount + 2];
-  for (std::size_t i = 0; i < kHead; ++i) filter[i] = head[i];
-  for (std::size_t i = 0; i < kCount; ++i) {
+  constexpr std::size_t kMax = sizeof(kForbidden) / sizeof(kForbidden[0]);
+  const std::size_t count = forbid_exec ? kMax : kMax - kExecCalls;
+#if defined(__x86_64__)
+  // x32 calls carry this bit in their number, so none of the checks above
+  // sees them: where the kernel has that ABI, they would all pass.
+  constexpr std::size_t kX32 = 1;
+#else
+  constexpr std::size_t kX32 = 0;
+#endif
+  struct sock_filter filter[kHead + kMax + kX32 + 2];
+  std::size_t n = 0;
+  for (; n < kHead; ++n) filter[n] = head[n];
+  for (std::size_t i = 0; i < count; ++i, ++n) {
     // Jump over the remaining checks and the ALLOW to the KILL.
-    const auto to_kill = static_cast<unsigned char>(kCount - i);
-    filter[kHead + i] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(kForbidden[i]), to_kill, 0);
+    const auto to_kill = static_cast<unsigned char>(count - i + kX32);
+    filter[n] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(kForbidden[i]), to_kill, 0);
   }
-  filter[kHead + kCount] = BPF_STMT(BPF_RET | BPF_K, kRetAllow);
-  filter[kHead + kCount + 1] = BPF_STMT(BPF_RET | BPF_K, kRetKill);
-  struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+#if defined(__x86_64__)
+  filter[n++] = BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */, 1, 0);
+#endif
+  filter[n++] = BPF_STMT(BPF_RET | BPF_K, kRetAllow);
+  filter[n++] = BPF_STMT(BPF_RET | BPF_K, kRetKill);
+  struct sock_fprog prog = {static_cast<unsigned short>(n), filter};
   return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
 #else
   (void)parent;
   (void)parent_group;
   (void)also_protected;
+  (void)forbid_exec;
   return false;
 #endif
 }
@@ -323,7 +367,7 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
   return box;
 }
 
-uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected) const {
+uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected, bool exec_follows) const {
   uint32_t layers = 0;
   struct rlimit no_core = {0, 0};
   bool limits = ::setrlimit(RLIMIT_CORE, &no_core) == 0;
@@ -371,7 +415,8 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
   if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) {
     layers |= kSandboxLandlock | (signal_scoped_ ? static_cast<uint32_t>(kSandboxSignals) : 0u);
   }
-  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group, also_protected)) layers |= kSandboxSeccomp;
+  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group, also_protected, !exec_follows))
+    layers |= kSandboxSeccomp;
   return layers;
 }
 
@@ -380,10 +425,12 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
 // For a child forked by a process that is not anvil (core/zygote.h): enters
 // the sandbox `description` (Sandbox::Describe) describes, around the ruleset
 // descriptor it was handed; `forker` (the zygote) is protected from signals
-// like anvil. The layers applied; ~0u for a malformed text.
+// like anvil. The child runs its worker in-process, so no exec follows:
+// execve is forbidden from here on. The layers applied; ~0u for a malformed
+// text.
 extern "C" uint32_t anvil_sandbox_enter(const char* description, int ruleset_fd, int parent, int parent_group,
                                         int forker) {
   auto box = anvil::Sandbox::FromDescription(description, ruleset_fd);
   if (!box) return ~0u;
-  return box->EnterInChild(parent, parent_group, forker);
+  return box->EnterInChild(parent, parent_group, forker, /*exec_follows=*/false);
 }

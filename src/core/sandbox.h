@@ -5,8 +5,10 @@
 //              reference outputs, other jobs, the home directory);
 //   seccomp    no process creation, no IPv4/IPv6/packet sockets, no io_uring,
 //              no ptrace or cross-process memory access, no signals to the
-//              parent or to every process, no namespace or mount changes —
-//              the kernel kills the process (SIGSYS) at the attempt;
+//              parent or to every process, no namespace or mount changes, no
+//              execve once the worker runs — the kernel kills the process
+//              (SIGSYS) at the attempt; changing another process's priority,
+//              scheduling, affinity or limits fails with EPERM;
 //   userns     a user namespace of its own: no capability over any other
 //              process, even when anvil runs as root;
 //   netns      a network namespace with no interfaces;
@@ -85,9 +87,12 @@ class Sandbox {
 
   // In the child, after fork() and before exec(): applies every layer it can.
   // Signals to `parent` (anvil), its group and `also_protected` (the process
-  // that forked the child, when not anvil; 0: none) are forbidden. Returns
-  // the layers applied; async-signal-safe.
-  uint32_t EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected = 0) const;
+  // that forked the child, when not anvil; 0: none) are forbidden. With
+  // `exec_follows` false (the child runs its code in-process), so are execve
+  // and execveat; with it true the exec'd program must forbid them itself
+  // before it runs candidate code (python/anvil_py/no_exec.py). Returns the
+  // layers applied; async-signal-safe.
+  uint32_t EnterInChild(pid_t parent, pid_t parent_group, pid_t also_protected = 0, bool exec_follows = true) const;
 
   // Kernel support found at Prepare() time (Landlock ABI version, 0 = none).
   int landlock_abi() const { return landlock_abi_; }

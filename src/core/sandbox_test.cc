@@ -1,13 +1,19 @@
 #include "core/sandbox.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <string>
 
+#include "core/environment.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/temp_dir_fixture.h"
@@ -156,6 +162,106 @@ TEST_F(SandboxTest, WithLandlockSignalsStayInsideTheSandbox) {
   std::tie(out, layers) = try_to_signal(no_landlock);
   EXPECT_FALSE(layers & kSandboxSignals);
   EXPECT_EQ(out, "sent\n");
+}
+
+// A worker forked by the zygote runs in-process: from the sandbox on, replacing the process's image (which would
+// inherit the worker's descriptors: the timing pipes, the report) kills it, by either call.
+TEST_F(SandboxTest, ExecKillsAChildThatRunsInProcess) {
+  auto box = Sandbox::Prepare(Policy());
+  ASSERT_TRUE(box.ok()) << box.message();
+  for (long call : {static_cast<long>(SYS_execve), static_cast<long>(SYS_execveat)}) {
+    const pid_t parent = ::getpid();
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const uint32_t layers = box.value()->EnterInChild(parent, ::getpgrp(), 0, /*exec_follows=*/false);
+      if (!(layers & kSandboxSeccomp)) _exit(2);
+      char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+      char* const envp[] = {nullptr};
+      if (call == SYS_execve) {
+        syscall(SYS_execve, "/bin/true", argv, envp);
+      } else {
+        syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp, 0);
+      }
+      _exit(3);  // Not reached: the exec either kills or succeeds (/bin/true then exits 0).
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "syscall " << call << ": exit " << WEXITSTATUS(status);
+    EXPECT_EQ(WTERMSIG(status), SIGSYS) << "syscall " << call;
+  }
+}
+
+// An exec'd worker's sandbox must let its own exec through; the worker stacks the exec filter on itself
+// (anvil_py/no_exec.py) before it runs candidate code.
+TEST_F(SandboxTest, AnExecdWorkerForbidsExecBeforeCandidateCode) {
+  SandboxPolicy policy = Policy();
+  policy.read_only.push_back(PythonPackageDir());
+  const std::string path = "import sys; sys.path.insert(0, '" + PythonPackageDir().string() + "')\n";
+  const std::string exec = "import os; os.execv('/bin/echo', ['echo', 'replaced'])\n";
+  ProcessResult r = Run({"/usr/bin/python3", "-c", path + exec}, policy);
+  EXPECT_EQ(r.out, "replaced\n") << r.Describe() << r.err;  // What the worker closes.
+  r = Run({"/usr/bin/python3", "-c",
+           path + "from anvil_py.no_exec import forbid_exec\nprint(forbid_exec(), flush=True)\n" + exec},
+          policy);
+  EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.out << r.err;
+  EXPECT_EQ(r.out, "True\n") << r.err;
+  // Outside the sandbox it does nothing.
+  ProcessSpec plain;
+  plain.argv = {"/usr/bin/python3", "-c", path + "from anvil_py.no_exec import forbid_exec\nprint(forbid_exec())\n"};
+  EXPECT_EQ(RunProcess(plain).value().out, "False\n");
+}
+
+// Slowing another process of the same user (the zygote that forks the baselines) by its priority, scheduling,
+// affinity or limits fails with EPERM; the same calls on the child itself (pid 0) still work.
+TEST_F(SandboxTest, SchedulingOfOtherProcessesIsRefused) {
+  errno = 0;
+  const int nice_before = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  cpu_set_t cpus_before;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof cpus_before, &cpus_before), 0);
+  const std::string script = R"(import ctypes, os, platform, resource
+libc = ctypes.CDLL(None, use_errno=True)
+setattr_nr = {'x86_64': 314, 'aarch64': 274}[platform.machine()]
+def sched_setattr(pid):
+    attr = (ctypes.c_uint32 * 12)(48, 0, 0, 0, 5)  # struct sched_attr, size 48: SCHED_OTHER, nice 5 (as set).
+    if libc.syscall(setattr_nr, pid, attr, 0) != 0:
+        raise OSError(ctypes.get_errno(), 'sched_setattr')
+def attempt(name, f):
+    try:
+        f()
+        print(name, 'ok')
+    except OSError as e:
+        print(name, 'EPERM' if e.errno == 1 else e.errno)
+def calls(pid, prio_who):
+    other = os.sched_param(0)
+    attempt('setpriority', lambda: os.setpriority(os.PRIO_PROCESS, pid, 19 if pid else 5))
+    attempt('sched_setaffinity', lambda: os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))}))
+    attempt('sched_setscheduler', lambda: os.sched_setscheduler(pid, os.SCHED_OTHER, other))
+    attempt('sched_setparam', lambda: os.sched_setparam(pid, other))
+    attempt('sched_setattr', lambda: sched_setattr(pid))
+    attempt('prlimit', lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE))
+pp = os.getppid()
+print('parent')
+calls(pp, pp)
+attempt('prio_user', lambda: os.setpriority(os.PRIO_USER, 0, 0))
+print('self')
+calls(0, 0)
+)";
+  ProcessResult r = Run({"/usr/bin/python3", "-c", script}, Policy());
+  ASSERT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_EQ(r.out,
+            "parent\nsetpriority EPERM\nsched_setaffinity EPERM\nsched_setscheduler EPERM\nsched_setparam EPERM\n"
+            "sched_setattr EPERM\nprlimit EPERM\nprio_user EPERM\n"
+            "self\nsetpriority ok\nsched_setaffinity ok\nsched_setscheduler ok\nsched_setparam ok\n"
+            "sched_setattr ok\nprlimit ok\n")
+      << r.err;
+  errno = 0;
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), nice_before);
+  EXPECT_EQ(errno, 0);
+  cpu_set_t cpus_after;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof cpus_after, &cpus_after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&cpus_before, &cpus_after));
 }
 
 TEST_F(SandboxTest, ThreadsStillWork) {
