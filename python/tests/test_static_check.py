@@ -190,7 +190,6 @@ def test_try_without_torch_in_handler_is_not_fallback(handler):
 # ------------------------------------------------------------------ process, thread and sandbox rules
 @pytest.mark.parametrize("code, rule, needle", [
     ("import threading\nthreading.Thread(target=print).start()", "py.thread", "threading.Thread"),
-    ("import threading", "py.thread", "import threading"),
     ("from concurrent.futures import ThreadPoolExecutor", "py.thread", "concurrent"),
     ("import os\npid = os.fork()", "py.thread", "os.fork"),
     ("import asyncio", "py.thread", "asyncio"),
@@ -240,7 +239,6 @@ def test_try_without_torch_in_handler_is_not_fallback(handler):
     ("import subprocess\nsubprocess.run(['ls'])", "py.process", "subprocess.run"),
     ("import os\nos.kill(1, 9)", "py.process", "os.kill"),
     ("import os\nos._exit(0)", "py.process", "os._exit"),
-    ("import signal", "py.process", "import signal"),
     ("import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', 'x'])",
      "py.pip_install", "pip"),
     ("import os\nos.system('pip install triton')", "py.pip_install", "pip install"),
@@ -376,3 +374,119 @@ def test_triton_kernel_counts_as_extension():
                 return y
     ''')
     assert not hits(src), hits(src)
+
+
+# ------------------------------------------------------------------ py.harness_probe (red team p03-p75)
+@pytest.mark.parametrize("code, needle", [
+    ("import torch.utils._python_dispatch as _pd", "as _pd"),
+    ("from torch.utils._python_dispatch import _disable_current_modes", "_disable_current_modes"),
+    ("from torch.overrides import TorchFunctionMode", "TorchFunctionMode"),
+    ("n = torch._C._len_torch_dispatch_stack()", "_len_torch_dispatch_stack"),
+    ("on = torch._C._is_torch_function_mode_enabled()", "_is_torch_function_mode_enabled"),
+    ("g = torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python))", "Guard"),
+    ("g = torch._C.DisableTorchFunction()", "DisableTorchFunction"),
+    ("g = torch._C._DisableTorchDispatch()", "_DisableTorchDispatch"),
+    ("torch._C._dispatch_tls_set_dispatch_key_excluded(None, True)", "_dispatch_tls"),
+    ("m = next(iter([torch]))\nm._pop_mode = None", "m._pop_mode"),
+    ("on = torch.autograd._profiler_enabled()", "_profiler_enabled"),
+    ("import torch.autograd.profiler as P\np = P.profile()", "P.profile"),
+    ("from torch._C import *\nn = _len_torch_function_stack()", "n = _len"),
+    ("f = getattr(torch._C, '_len_torch_' + 'dispatch_stack')", "getattr"),
+    ("name = 'torch.utils._python_dispatch'", "_python_dispatch"),
+])
+def test_harness_probe(code, needle):
+    src = model("return ext.relu_cuda(x)", extra=code + "\n")
+    assert_hit(src, "py.harness_probe", needle)
+
+
+def test_harness_probe_in_forward_names_the_machinery():
+    src = model("if torch._C._len_torch_dispatch_stack() > 0:\n    return ext.relu_cuda(x)\nreturn x")
+    assert_hit(src, "py.harness_probe", "_len_torch_dispatch_stack")
+    msg = next(h["message"] for h in hits(src) if h["rule"] == "py.harness_probe")
+    assert "dispatch" in msg and "traces" in msg
+
+
+# ------------------------------------------------------------------ code that runs in place of or around forward
+def test_dunder_call_is_reached():
+    src = model("return ext.relu_cuda(x)") + "\n    def __call__(self, x):\n        return torch.relu(x)\n"
+    assert_hit(src, "py.torch_compute", "torch.relu")
+    assert "__call__" in next(h["message"] for h in hits(src) if h["rule"] == "py.torch_compute")
+
+
+@pytest.mark.parametrize("extra, init", [
+    ("def _hook(m, inp, out):\n    return torch.relu(inp[0])\n", "self.register_forward_hook(_hook)"),
+    ("def _pre(m, inp):\n    m._out = torch.relu(inp[0])\n", "self.register_forward_pre_hook(_pre)"),
+    ("", "self.register_forward_hook(lambda m, i, o: torch.relu(i[0]))"),
+    ("def _g(m, inp, out):\n    return torch.relu(out)\n"
+     "torch.nn.modules.module.register_module_forward_hook(_g)\n", "pass"),
+])
+def test_module_hooks_are_reached(extra, init):
+    src = model("return ext.relu_cuda(x)", init=init, extra=extra)
+    assert_hit(src, "py.torch_compute", "torch.relu")
+    assert "hook" in next(h["message"] for h in hits(src) if h["rule"] == "py.torch_compute")
+
+
+def test_decorator_of_forward_is_reached():
+    extra = "def _wrap(fn):\n    def inner(self, x):\n        return torch.relu(x)\n    return inner\n"
+    src = PRELUDE + extra + "\nclass ModelNew(nn.Module):\n    @_wrap\n    def forward(self, x):\n" \
+        "        return ext.relu_cuda(x)\n"
+    assert_hit(src, "py.torch_compute", "torch.relu")
+
+
+@pytest.mark.parametrize("extra, forward", [
+    ("@torch.library.custom_op('ns::r', mutates_args=())\ndef _r(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return torch.relu(x)\n", "return torch.ops.ns.r(x)"),
+    ("from torch.library import custom_op\n_N = 're' + 'lu'\n@custom_op('ns::r', mutates_args=())\n"
+     "def _r(x: torch.Tensor) -> torch.Tensor:\n    return getattr(torch, _N)(x)\n", "return torch.ops.ns.r(x)"),
+    ("_LIB = torch.library.Library('ns', 'DEF')\n_LIB.define('r(Tensor x) -> Tensor')\n"
+     "def _impl(x):\n    return x.clamp(min=0)\n_LIB.impl('r', _impl, 'CPU')\n", "return torch.ops.ns.r(x)"),
+])
+def test_torch_op_bodies_are_reached(extra, forward):
+    src = model(forward, extra=extra)
+    found = [h for h in hits(src) if h["rule"] == "py.torch_compute" and h["severity"] == "cheat"]
+    assert found and "torch op" in found[0]["message"], hits(src)
+
+
+# ------------------------------------------------------------------ py.host_compute through raw memory
+@pytest.mark.parametrize("extra, forward, needle", [
+    ("import ctypes\n", "b = (ctypes.c_float * x.numel()).from_address(x.data_ptr())\nreturn x", "from_address"),
+    ("import ctypes\n", "s = ctypes.string_at(x.data_ptr(), x.numel() * 4)\nreturn x", "string_at"),
+    ("import ctypes\n", "ctypes.memmove(x.data_ptr(), x.data_ptr(), 4)\nreturn x", "memmove"),
+    ("import ctypes\n", "p = ctypes.cast(x.data_ptr(), ctypes.POINTER(ctypes.c_float))\nv = p[0]\nreturn x",
+     "ctypes.cast"),
+    ("import ctypes\nimport numpy as np\n", "a = np.ctypeslib.as_array(x.data_ptr(), (4,))\nreturn x", "ctypeslib"),
+    ("from torch.utils.dlpack import to_dlpack\n", "c = to_dlpack(x)\nreturn x", "c = to_dlpack"),
+    ("", "b = bytes(x.untyped_storage())\nreturn x", "bytes("),
+    ("", "v = x.contiguous().storage().tolist()\nreturn x", "storage()"),
+    ("", "s = repr(x)\nreturn x", "repr("),
+    ("", "y = x.clone()\ny.apply_(lambda v: max(v, 0.0))\nreturn y", "apply_"),
+    ("_AP = 'app' + 'ly_'\n", "y = x.clone()\ngetattr(y, _AP)(abs)\nreturn y", "getattr"),
+    ("import numpy as np\nclass _V:\n    def __init__(self, t):\n"
+     "        self.__array_interface__ = {'data': (t.data_ptr(), True)}\n", "a = np.asarray(_V(x))\nreturn x",
+     "__array_interface__"),
+])
+def test_host_compute_through_raw_memory(extra, forward, needle):
+    src = model(forward, extra=extra)
+    assert_hit(src, "py.host_compute", needle)
+
+
+# ------------------------------------------------------------------ builtins by computed name, type() modes
+@pytest.mark.parametrize("code, needle", [
+    ("import builtins\n_RUN = getattr(builtins, 'ex' + 'ec')", "getattr"),
+    ("import os\nname = input()\nf = getattr(os, name)", "getattr"),
+    ("f = getattr(__builtins__, 'ev' + 'al')", "getattr"),
+])
+def test_builtin_lookup_by_computed_name(code, needle):
+    src = model("return ext.relu_cuda(x)", extra=code + "\n")
+    assert_hit(src, "py.dynamic_code", needle)
+
+
+@pytest.mark.parametrize("code", [
+    "def _h(self, func, types, args=(), kwargs=None):\n    return func(*args)\n"
+    "_M = type('_M', (object,), {'__torch_dispatch__': _h})",
+    "_M = type('_M', (object,), dict(__torch_function__=None))",
+    "_T = type('_T', (torch.Tensor,), {})",
+])
+def test_type_built_modes_are_lazy_tensors(code):
+    src = model("return ext.relu_cuda(x)", extra=code + "\n")
+    assert_hit(src, "py.lazy_tensor", "type(")

@@ -209,3 +209,126 @@ def test_checker_does_not_import_torch():
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert p.stdout.strip() == "False", p.stderr
+
+
+# ------------------------------------------------------------------ near the harness, hook, op and raw-memory rules
+def test_custom_op_hook_and_decorator_that_only_call_the_kernel():
+    src = PRELUDE + '''
+import functools
+
+
+@torch.library.custom_op("mine::relu", mutates_args=())
+def my_relu(x: torch.Tensor) -> torch.Tensor:
+    return ext.relu_cuda(x.contiguous())
+
+
+@my_relu.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _pre(module, inputs):
+    return (inputs[0].contiguous(),)
+
+
+def checked(fn):
+    @functools.wraps(fn)
+    def inner(self, x):
+        if x.dim() == 0:
+            raise ValueError("expected a tensor with dimensions")
+        return fn(self, x)
+    return inner
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_pre_hook(_pre)
+
+    def __call__(self, x):
+        return super().__call__(x.contiguous())
+
+    @checked
+    @torch.no_grad()
+    def forward(self, x):
+        return torch.ops.mine.relu(x)
+'''
+    assert_no_cheat(src)
+
+
+def test_ctypes_kernel_and_storage_metadata_are_not_host_compute():
+    src = PRELUDE + '''
+import ctypes
+
+lib = ctypes.CDLL("./librelu.so")
+_NAME = "re" + "lu"
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        assert x.untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
+        n = x.untyped_storage().nbytes() // x.element_size()
+        fp = ctypes.POINTER(ctypes.c_float)
+        lib.relu(ctypes.cast(x.data_ptr(), fp), ctypes.c_void_p(out.data_ptr()), n)
+        getattr(lib, _NAME)(ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr()), n)
+        msg = f"shape {tuple(x.shape)} dtype {x.dtype} {str(x.shape)}"
+        return out
+'''
+    assert_no_cheat(src)
+
+
+def test_profiler_annotations_and_ordinary_strings_are_not_probes():
+    src = model("with torch.profiler.record_function('relu'):\n"
+                "    with torch.autograd.profiler.record_function('relu2'):\n"
+                "        y = ext.relu_cuda(x)\n"
+                "name = getattr(self, 'mode_' + 'fast', None)\n"
+                "return y",
+                extra='from torch.autograd.profiler import record_function\n'
+                      'MODES = ("function", "dispatch", "stack", "key")\n'
+                      'LONG = """' + "// c10::DispatchKey::CUDA in a kernel source\\n" * 8 + '"""\n')
+    assert_no_cheat(src)
+
+
+def test_getattr_with_computed_names_on_own_objects():
+    src = model("for i in range(2):\n    w = getattr(self, 'w' + str(i))\nreturn ext.relu_cuda(x)",
+                init="self.w0 = nn.Parameter(torch.ones(4))\nself.w1 = nn.Parameter(torch.ones(4))",
+                extra="import os\nimport sys\nhome = getattr(os, 'environ').get('HOME')\n"
+                      "ver = getattr(sys, 'version_info')\nKlass = type('Klass', (object,), {'scale': 2})\n")
+    assert_no_cheat(src)
+
+
+def test_a_lock_around_the_build_and_unused_imports_start_nothing():
+    # An unused import, a lock around a lazy build and the core count start no thread or process: evidence at
+    # most (the calls that do start one stay cheats: test_static_check.py).
+    src = """
+import multiprocessing
+import signal  # noqa: F401
+import subprocess  # noqa: F401
+import threading
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_lock = threading.Lock()
+_ext = None
+torch.set_num_threads(max(1, multiprocessing.cpu_count()))
+
+
+def _build():
+    global _ext
+    with _lock:
+        if _ext is None:
+            _ext = load_inline(name="r", cpp_sources="", functions=["relu_forward"])
+    return _ext
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ext = _build()
+
+    def forward(self, x):
+        return self.ext.relu_forward(x)
+"""
+    assert_no_cheat(src)

@@ -11,6 +11,7 @@ from .reach import Reach
 from .resolver import Resolver
 from .rules import VERSION
 from .syntax import StripMain, const_str
+from .torch_names import STORAGE_META
 from .visitor import MODULE_KEY, Ctx, Visitor
 
 EXCERPT_CHARS = 240
@@ -39,6 +40,10 @@ class Analyzer(Resolver, Binder, Visitor, HackRules, ComputeEvents, Reach):
         self.imports = []
         self.py_files = []
         self.docstrings = set()
+        self.forward_roots = {}  # functions that run in place of or around forward: id -> how they are reached
+        self.storage_meta = set()  # storage calls whose only use is a metadata attribute (data_ptr, nbytes)
+        self.call_args = set()  # expressions passed directly as a call's argument
+        self.attr_bases = set()  # attributes that are the base of another attribute (only the outer is judged)
 
     def hit(self, rule, severity, node, message):
         line = getattr(node, "lineno", 1) or 1
@@ -55,6 +60,12 @@ class Analyzer(Resolver, Binder, Visitor, HackRules, ComputeEvents, Reach):
         for n in ast.walk(self.tree):
             if isinstance(n, ast.Expr) and const_str(n.value) is not None:
                 self.docstrings.add(id(n.value))
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute):
+                self.attr_bases.add(id(n.value))
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Call) and n.attr in STORAGE_META:
+                self.storage_meta.add(id(n.value))
+            elif isinstance(n, ast.Call):
+                self.call_args.update(id(a) for a in [*n.args, *[kw.value for kw in n.keywords]])
         ctx = Ctx(self.mscope, MODULE_KEY)
         for stmt in self.tree.body:
             self.visit(stmt, ctx)

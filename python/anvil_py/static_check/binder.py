@@ -87,10 +87,31 @@ class Binder:
             return merge(k[1])
         return SCALAR if k == SHAPE else TENSOR if k == TENSOR else None
 
+    def bind_const(self, scope, t, value):
+        """Records the string value of a name bound to a constant string (None once bound to anything else)."""
+        if not isinstance(t, ast.Name) or not isinstance(t.ctx, ast.Store):
+            return
+        if t.id in scope.globals:
+            scope = self.mscope
+        v = self.fold_str(value, scope) if value is not None else None
+        if t.id not in scope.consts:
+            scope.consts[t.id] = v
+        elif scope.consts[t.id] != v:
+            scope.consts[t.id] = None
+
     def bind_statement(self, n, scope):
+        if isinstance(n, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+            for t in ast.walk(n.target):
+                self.bind_const(scope, t, None)
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
             if getattr(n, "value", None) is None:
                 return
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Name):
+                    self.bind_const(scope, t, n.value)
+                else:
+                    for sub in ast.walk(t):
+                        self.bind_const(scope, sub, None)
             k = self.resolve(n.value, scope)
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                 self.bind_target(t, k, n.value, scope)

@@ -9,9 +9,13 @@ import ast
 from .kinds import STR, TENSOR, UNKNOWN
 from .rules import CHEAT, EVIDENCE
 from .syntax import const_str
-from .torch_names import (AMBIGUOUS_METHODS, ARITH_OPERATORS, ATEN_OP_NS, AUTOCAST, DROPOUT_LAYERS, HALF_DTYPES,
-                          HOST_FUNCTIONS, HOST_METHODS, MATMUL_OPERATORS, NOOP_LAYERS, TENSOR_COMPUTE_METHODS,
-                          is_plumbing, torch_compute)
+from .torch_names import (AMBIGUOUS_METHODS, ARITH_OPERATORS, ARRAY_INTERFACES, ATEN_OP_NS, AUTOCAST,
+                          CALLBACK_METHODS, DROPOUT_LAYERS, HALF_DTYPES, HOST_FUNCTIONS, HOST_METHODS,
+                          MATMUL_OPERATORS, NOOP_LAYERS, POINTER_CASTS, RAW_MEMORY_FUNCTIONS, RAW_MEMORY_METHODS,
+                          RAW_MEMORY_PREFIXES, STORAGE_METHODS, TENSOR_COMPUTE_METHODS, TEXT_METHODS, is_plumbing,
+                          torch_compute)
+
+RAW = "reads or writes tensor memory from Python"
 
 
 class ComputeEvents:
@@ -44,12 +48,45 @@ class ComputeEvents:
             if scope.cls is None:
                 return []
             return self.callee_events(self.base_member(scope.cls, f.attr), call, scope, f"super().{f.attr}")
+        if isinstance(f, ast.Name) and self.is_builtin(f.id, scope):
+            return self.builtin_events(f.id, call, scope)
         k = self.resolve(f, scope)
         if k is None or k is UNKNOWN:
             if isinstance(f, ast.Attribute) and self.resolve(f.value, scope) in (None, UNKNOWN):
                 return self.method_events(f.attr, call, scope, known_tensor=False)
             return []
         return self.callee_events(k, call, scope, ast.unparse(f)[:80])
+
+    def builtin_events(self, name, call, scope):
+        """bytes(t.untyped_storage()), memoryview(t), repr(t): a tensor's data as bytes or text."""
+        a = call.args[0] if call.args else None
+        if a is None:
+            return []
+        k = self.resolve(a, scope)
+        if name in ("bytes", "bytearray", "memoryview", "list", "tuple", "iter") and self.is_storage_call(a):
+            return [("host", f"{RAW} ({name}() of a tensor's storage)", CHEAT, None)]
+        if name in ("bytes", "bytearray", "memoryview") and k == TENSOR:
+            return [("host", f"{RAW} ({name}() of a tensor)", CHEAT, None)]
+        if name in ("repr", "str", "format", "ascii") and k == TENSOR:
+            return [("host", f"formats a tensor's values as text ({name}()), to parse them back on the host",
+                     CHEAT, None)]
+        return []
+
+    @staticmethod
+    def is_storage_call(e):
+        return (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+                and e.func.attr in ("storage", "untyped_storage", "_typed_storage"))
+
+    def class_events(self, cls, call, scope, label, depth):
+        """Instantiating a local class runs its __init__; one that exposes __array_interface__ hands memory to
+        numpy."""
+        out = []
+        if any(self.class_member(cls, n) is not None for n in ARRAY_INTERFACES):
+            out.append(("host", f"{RAW} (builds {cls.name}, which has an array interface)", CHEAT, None))
+        init = self.class_member(cls, "__init__")
+        if init is not None and init[0] == "func":
+            out += self.callee_events(init, call, scope, label, depth + 1)
+        return out
 
     def callee_events(self, k, call, scope, label, depth=0):
         if k is None or depth > 8:
@@ -71,6 +108,8 @@ class ComputeEvents:
             return out
         if kind == "func":
             return [("follow", "", CHEAT, id(k[1]))]
+        if kind == "class":
+            return self.class_events(k[1], call, scope, label, depth)
         if kind == "inst":
             m = self.class_member(k[1], "forward") or self.class_member(k[1], "__call__")
             return self.callee_events(m, call, scope, label, depth + 1)
@@ -86,6 +125,13 @@ class ComputeEvents:
 
     def qual_events(self, p, call, scope):
         parts = p.split(".")
+        if p in RAW_MEMORY_FUNCTIONS or p.startswith(RAW_MEMORY_PREFIXES) or (
+                parts[0] == "ctypes" and parts[-1] in RAW_MEMORY_METHODS):
+            return [("host", f"{RAW} ({p})", CHEAT, None)]
+        if p in POINTER_CASTS and id(call) not in self.call_args:
+            return [("host", f"{RAW} ({p} to a pointer it keeps and reads)", CHEAT, None)]
+        if parts[:2] == ["torch", "Tensor"] and len(parts) == 3 and parts[2] in CALLBACK_METHODS | TEXT_METHODS:
+            return self.method_events(parts[2], call, scope, known_tensor=True)
         if parts[:2] == ["torch", "ops"] and len(parts) >= 4 and parts[2] not in ATEN_OP_NS:
             return [("ext", "", EVIDENCE, None)]
         if torch_compute(p):
@@ -107,6 +153,15 @@ class ComputeEvents:
         return []
 
     def method_events(self, name, call, scope, known_tensor):
+        if name in RAW_MEMORY_METHODS:
+            return [("host", f"{RAW} (.{name}())", CHEAT, None)]
+        if name in CALLBACK_METHODS:
+            return [("host", f"runs a Python function on each element on the host (.{name}())", CHEAT, None)]
+        if name in TEXT_METHODS and known_tensor:
+            return [("host", f"formats a tensor's values as text (.{name}()), to parse them back on the host",
+                     CHEAT, None)]
+        if name in STORAGE_METHODS and (known_tensor or name != "storage") and id(call) not in self.storage_meta:
+            return [("host", f"{RAW} (reads .{name}() beyond its address and size)", CHEAT, None)]
         if name in HOST_METHODS and (known_tensor or name != "tolist"):
             return [("host", f"hands tensor data to the host (.{name}())", CHEAT, None)]
         if name in ("half", "bfloat16"):

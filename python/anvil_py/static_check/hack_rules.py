@@ -7,12 +7,19 @@ monkeypatching, dynamic code, frame walking, lazy tensors, and strings that name
 import ast
 
 from .kinds import PATH, REF, UNKNOWN
-from .rules import (BUILD_ENV, CALL_RULES, CHEAT, CODE_ATTRS, EVIDENCE, IMPORT_RULES, LAZY_ATTRS, MUTATORS,
-                    PIP_RE, PROC_RE, PROTECTED_ROOTS, PYFILE_RE, matches)
+from .rules import (BUILD_ENV, CALL_RULES, CHEAT, CODE_ATTRS, EVIDENCE, HARNESS_NAMES, HARNESS_PREFIXES,
+                    IMPORT_RULES, LAZY_ATTRS, MUTATORS, PIP_RE, PROC_RE, PROTECTED_ROOTS, PYFILE_RE, harness_name,
+                    harness_string, matches)
 from .syntax import const_str
-from .torch_names import EXT_LOADERS, MATMUL_OPERATORS, TENSOR_BASES, TORCH_CONSTANTS, torch_compute
+from .torch_names import (ARRAY_INTERFACES, EXT_LOADERS, HOOK_REGISTRARS, MATMUL_OPERATORS, OP_REGISTRARS, TENSOR_BASES,
+                          TORCH_CONSTANTS, torch_compute)
 from .visitor import MODULE_KEY
 
+HARNESS_MSG = "names torch's mode/dispatch machinery that anvil's run-time traces rely on"
+# Modules whose attributes looked up by a computed name reach exec/eval, imports or native memory.
+DYNAMIC_LOOKUP_ROOTS = ("builtins", "os", "sys", "importlib", "ctypes", "posix", "_ctypes", "types", "marshal",
+                        "threading", "_thread", "multiprocessing", "subprocess", "signal", "concurrent")
+LAZY_HOOKS = ("__torch_dispatch__", "__torch_function__")
 SETATTRS = ("builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.type.__setattr__",
             "builtins.object.__delattr__", "builtins.type.__delattr__")
 
@@ -26,12 +33,39 @@ class HackRules:
             if q in TENSOR_BASES:
                 self.hit("py.lazy_tensor", CHEAT, node, f"subclasses {q}")
 
+    def harness_hit(self, node, what):
+        self.hit("py.harness_probe", CHEAT, node, f"{HARNESS_MSG} ({what})")
+
+    def on_attribute(self, node, ctx):
+        """`torch._C._len_torch_dispatch_stack`, `_pd.TorchDispatchMode`, `anything._push_mode`: the outermost
+        attribute of a chain is judged (by its resolved path, or by the attribute's name alone)."""
+        if node.attr in ARRAY_INTERFACES:
+            self.event(ctx, "host", node, f"reads or writes tensor memory from Python (uses {node.attr})", CHEAT)
+        if id(node) in self.attr_bases:
+            return
+        q = self.qual_of(node, ctx.scope)
+        name = harness_name(q) or harness_name(node.attr)
+        if name:
+            self.harness_hit(node, q or node.attr)
+
+    def on_name(self, node, ctx):
+        if node.id in HARNESS_NAMES or node.id.startswith(HARNESS_PREFIXES):
+            q = self.qual_of(node, ctx.scope)
+            if q and q.startswith("torch") and harness_name(q):
+                self.harness_hit(node, q)
+
     def on_import(self, node, ctx):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+            probe = names
         else:
             mod = node.module or ""
             names = [mod] + [f"{mod}.{a.name}" for a in node.names if a.name != "*"] if not node.level else []
+            probe = names[1:] if len(names) > 1 else names
+        for name in probe:
+            if harness_name(name):
+                self.harness_hit(node, f"imports {name}")
+                break
         for name in names:
             self.imports.append((name, node))
             for prefixes, rule, severity, message in IMPORT_RULES:
@@ -41,6 +75,9 @@ class HackRules:
 
     def on_string(self, node):
         s = node.value
+        w = harness_string(s)
+        if w:
+            self.harness_hit(node, f"a string naming {w}")
         if PROC_RE.search(s):
             self.hit("py.file_access", CHEAT, node, "names /proc or /dev memory files")
         if PIP_RE.search(s):
@@ -77,6 +114,7 @@ class HackRules:
                     self.note_py_file(call)
                 elif f.attr in ("exists", "is_file", "is_dir", "stat"):
                     self.hit("py.file_access", EVIDENCE, call, f"reads file system metadata (Path.{f.attr})")
+        self.note_registration(call, q, scope)
         if q in EXT_LOADERS or (q or "").endswith(("cpp_extension.load_inline", "cpp_extension.load")):
             self.builds_extension = True
         for kind, message, severity, target in self.call_events(call, scope):
@@ -87,6 +125,34 @@ class HackRules:
                 self.hit("py.monkeypatch", CHEAT, a, f"passes {aq.split('.')[-1]} as a function")
             if aq and ((torch_compute(aq) and aq.split(".")[-1] not in TORCH_CONSTANTS) or aq in MATMUL_OPERATORS):
                 self.event(ctx, "compute", a, f"passes {aq} as a function", CHEAT)
+
+    def registrar(self, f, q):
+        """What registering a function through callee `f` (resolved to `q`) makes it: a module hook, a torch op
+        body, or None."""
+        name = q.split(".")[-1] if q else (f.attr if isinstance(f, ast.Attribute) else None)
+        if name in HOOK_REGISTRARS:
+            return "a module hook, which runs around ModelNew.forward"
+        if name in OP_REGISTRARS and (q is None or q.startswith("torch.") or name != "impl"):
+            return "the body of a torch op, which runs when ModelNew.forward calls it"
+        return None
+
+    def note_registration(self, call, q, scope):
+        """register_forward_hook(fn), Library(...).impl("op", fn), torch.library.register_kernel(op, key, fn)."""
+        how = self.registrar(call.func, q)
+        if how is None:
+            return
+        for a in [*call.args, *[kw.value for kw in call.keywords]]:
+            k = self.resolve(a, scope)
+            if k is not None and k[0] == "func":
+                self.forward_roots.setdefault(id(k[1]), how)
+
+    def note_decorated(self, fn, scope):
+        """@torch.library.custom_op(...), @torch.library.impl(...), @op.register_kernel(...) on a function."""
+        for d in fn.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            how = self.registrar(target, self.qual_of(target, scope))
+            if how is not None and "op" in how:
+                self.forward_roots.setdefault(id(fn), how)
 
     def note_py_file(self, call):
         for a in call.args:
@@ -122,14 +188,53 @@ class HackRules:
             self.note_py_file(call)
         if q == "torch.set_float32_matmul_precision" and const_str(args[0] if args else None) != "highest":
             self.hit("py.dtype_cast", EVIDENCE, call, "allows TF32/bf16 matmul precision")
-        if q == "builtins.getattr" and len(args) >= 2 and const_str(args[1]) is None:
-            if self.qual_of(args[0], ctx.scope) and self.qual_of(args[0], ctx.scope).startswith("torch"):
-                self.event(ctx, "compute", call, "looks up a torch function by a computed name", EVIDENCE)
+        if q in ("builtins.getattr", "builtins.hasattr", "builtins.setattr", "builtins.delattr") and len(args) >= 2:
+            self.computed_lookup(q, call, ctx)
+        if q in ("builtins.type", "types.new_class") and len(args) >= 2:
+            self.dynamic_class(call, ctx)
         for prefixes, rule, severity, message in CALL_RULES:
             if matches(q, prefixes):
                 if not (rule == "py.file_access" and q.startswith("shutil.which")):
                     self.hit(rule, severity, call, f"{message} ({q})")
                 return
+
+    def computed_lookup(self, q, call, ctx):
+        """getattr(obj, name) and friends: a harness name, however spelled; a computed name on torch (evidence)
+        or on a module that reaches exec, imports or native memory (py.dynamic_code)."""
+        args = call.args
+        base = self.qual_of(args[0], ctx.scope)
+        if isinstance(args[0], ast.Name) and args[0].id == "__builtins__":
+            base = "builtins"
+        name = self.fold_str(args[1], ctx.scope)
+        if name is not None and (harness_name(name) or harness_name(f"{base}.{name}" if base else None)):
+            self.harness_hit(call, f"{q.split('.')[-1]} of {name}")
+        if const_str(args[1]) is not None:
+            return
+        root = (base or "").split(".")[0]
+        if q == "builtins.getattr" and root in DYNAMIC_LOOKUP_ROOTS:
+            shown = f" (= {name!r})" if name is not None else ""
+            self.hit("py.dynamic_code", CHEAT, call, f"looks up an attribute of {base} by a computed name{shown}")
+        elif q == "builtins.getattr" and base and base.startswith("torch") and name is None:
+            self.event(ctx, "compute", call, "looks up a torch function by a computed name", EVIDENCE)
+
+    def dynamic_class(self, call, ctx):
+        """type(name, bases, {"__torch_dispatch__": f}): a dispatch/function mode or tensor subclass built at run
+        time, which a class statement would have shown."""
+        args = call.args
+        for b in (args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else []):
+            q = self.qual_of(b, ctx.scope)
+            if q in TENSOR_BASES:
+                self.hit("py.lazy_tensor", CHEAT, call, f"builds a subclass of {q} with type()")
+        ns = args[2] if len(args) > 2 else None
+        keys = []
+        if isinstance(ns, ast.Dict):
+            keys = [self.fold_str(k, ctx.scope) for k in ns.keys if k is not None]
+        elif isinstance(ns, ast.Call) and self.qual_of(ns.func, ctx.scope) == "builtins.dict":
+            keys = [kw.arg for kw in ns.keywords]
+        keys += [kw.arg for kw in call.keywords]
+        for k in keys:
+            if k in LAZY_HOOKS:
+                self.hit("py.lazy_tensor", CHEAT, call, f"builds a class with {k} through type()")
 
     def env_write(self, node, key):
         if key in BUILD_ENV:

@@ -35,15 +35,17 @@ def merge(kinds):
 
 
 class Scope:
-    """One function's names (or the module's): its locals, its `global` names, the enclosing scope and class."""
+    """One function's names (or the module's): its locals, its `global` names, the enclosing scope and class, and
+    the string values of names bound only to constant strings (`_N = "num" + "py"`; None once bound otherwise)."""
 
-    __slots__ = ("parent", "cls", "locals", "globals")
+    __slots__ = ("parent", "cls", "locals", "globals", "consts")
 
     def __init__(self, parent, cls):
         self.parent = parent
         self.cls = cls
         self.locals = {}
         self.globals = set()
+        self.consts = {}
 
 
 class ClassInfo:

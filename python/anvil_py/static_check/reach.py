@@ -1,7 +1,8 @@
 """Whole-module conclusions: what ModelNew.forward reaches, and the hits that depend on it.
 
 After the visit, "ref" and "cast" events of live code become py.reference_model and py.dtype_cast hits, and
-"compute", "host" and "arith" events of functions that forward reaches become py.torch_compute, py.host_compute
+"compute", "host" and "arith" events of functions that forward reaches (or that run in place of or around it:
+ModelNew.__call__, decorators of forward, module hooks, Python bodies of torch ops) become py.torch_compute, py.host_compute
 and py.tensor_arith;
 a try whose body reaches the custom kernel and whose handler reaches torch compute is py.fallback; a .py the
 candidate names that shadows a module is py.shadow_import; in the kernelbench format, a missing or unused
@@ -12,6 +13,7 @@ import ast
 
 from .kinds import REF
 from .rules import CHEAT, EVIDENCE, SHADOWABLE
+from .torch_names import CALL_MEMBERS
 from .visitor import MODULE_KEY
 
 
@@ -77,12 +79,16 @@ class Reach:
             if fwd is not None and fwd[0] == "func":
                 forward_key = id(fwd[1])
         hot = self.reach([forward_key]) if forward_key is not None else set()
+        around = self.around_forward(model, fwd if model is not None else None, hot)
         live = self.reach(roots)
         ext_memo, comp_memo = {}, {}
-        for key in live:
+        for key in live | set(around):
             where = ""
             if key in hot and key != forward_key and key in self.funcs:
                 where = f" (in {getattr(self.funcs[key], 'name', '<lambda>')}, reached from ModelNew.forward)"
+            elif key in around:
+                where = f" (in {getattr(self.funcs[key], 'name', '<lambda>')}, {around[key]})"
+                hot.add(key)
             for kind, node, message, severity, _, _ in self.events.get(key, []):
                 if kind == "ref":
                     self.hit("py.reference_model", CHEAT, node, message)
@@ -109,6 +115,32 @@ class Reach:
             self.hit("py.no_extension", CHEAT, anchor, "no custom kernel is built (no load_inline/load/.so)")
         elif forward_key is not None and not self.summary(forward_key, "ext", ext_memo):
             self.hit("py.unused_extension", EVIDENCE, anchor, "a custom kernel is built but forward never calls it")
+
+    def around_forward(self, model, fwd, hot):
+        """Functions that run in place of or around forward, and what each does: ModelNew.__call__ (and
+        _call_impl, __getattribute__), decorators of forward (and the functions they define), module hooks and
+        Python bodies of torch ops (only with a ModelNew). Returns {key: description} for those forward itself
+        does not reach."""
+        if model is None:
+            return {}
+        roots = {}
+        for name in CALL_MEMBERS:
+            m = self.class_member(model, name)
+            if m is not None and m[0] == "func":
+                roots.setdefault(id(m[1]), f"ModelNew.{name}, which runs in place of forward")
+        if fwd is not None and fwd[0] == "func" and not isinstance(fwd[1], ast.Lambda):
+            for d in fwd[1].decorator_list:
+                k = self.resolve(d.func if isinstance(d, ast.Call) else d, self.mscope)
+                if k is not None and k[0] == "func":
+                    roots.setdefault(id(k[1]), "a decorator of ModelNew.forward, which wraps it")
+        for key, how in self.forward_roots.items():
+            roots.setdefault(key, how)
+        around = {}
+        for key, how in roots.items():
+            for k in self.reach([key]):
+                if k not in hot and k in self.funcs:
+                    around.setdefault(k, how)
+        return around
 
     def check_fallback(self, key, tr, ext_memo, comp_memo):
         tid = id(tr)

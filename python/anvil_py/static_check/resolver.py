@@ -35,6 +35,41 @@ class Resolver:
                 return ("qual", f"{mod}.{name}")
         return None
 
+    def fold_str(self, e, scope, depth=0):
+        """The value of a string expression built from constants ("ex" + "ec", a name bound to one, "".join of
+        constants, an f-string of constants), or None."""
+        if depth > MAX_DEPTH or e is None:
+            return None
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            return e.value if isinstance(e.value, str) else None
+        if isinstance(e, ast.Name):
+            s = scope or self.mscope
+            while s is not None:
+                if e.id in s.globals:
+                    s = self.mscope
+                if e.id in s.locals or e.id in s.consts:
+                    return s.consts.get(e.id)
+                s = s.parent
+            return None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+            a, b = self.fold_str(e.left, scope, d), self.fold_str(e.right, scope, d)
+            return a + b if a is not None and b is not None and len(a) + len(b) < 4096 else None
+        if isinstance(e, ast.JoinedStr):
+            parts = []
+            for v in e.values:
+                p = self.fold_str(v.value if isinstance(v, ast.FormattedValue) else v, scope, d)
+                if p is None:
+                    return None
+                parts.append(p)
+            return "".join(parts)
+        if (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "join"
+                and len(e.args) == 1 and isinstance(e.args[0], (ast.List, ast.Tuple)) and not e.keywords):
+            sep = self.fold_str(e.func.value, scope, d)
+            parts = [self.fold_str(x, scope, d) for x in e.args[0].elts]
+            return sep.join(parts) if sep is not None and None not in parts else None
+        return None
+
     def is_builtin(self, name, scope):
         return name in BUILTIN_NAMES and self.lookup(name, scope) is None
 
@@ -177,8 +212,9 @@ class Resolver:
         f = call.func
         if isinstance(f, ast.Name) and self.is_builtin(f.id, scope):
             n = f.id
-            if n == "getattr" and len(call.args) >= 2 and const_str(call.args[1]) is not None:
-                return self.attr_of(self.resolve(call.args[0], scope, depth), call.args[1].value)
+            if n == "getattr" and len(call.args) >= 2:
+                name = self.fold_str(call.args[1], scope, depth)
+                return None if name is None else self.attr_of(self.resolve(call.args[0], scope, depth), name)
             if n == "__import__" and call.args and const_str(call.args[0]):
                 return ("qual", call.args[0].value.split(".")[0])
             if n in ("staticmethod", "classmethod") and call.args:

@@ -15,14 +15,16 @@ EVIDENCE = "evidence"
 
 RULES = {
     "py.torch_compute": "torch compute (outside the aten plumbing allowlist) reached from ModelNew.forward",
-    "py.host_compute": "tensor data handed to Python or numpy in forward (.numpy(), .tolist(), np.asarray): the "
-                       "work is done on the host instead of a kernel",
+    "py.host_compute": "tensor data handed to Python or numpy in forward (.numpy(), .tolist(), np.asarray, raw "
+                       "memory through ctypes/DLPack/array interfaces/storages, repr, .apply_): the work is done "
+                       "on the host instead of a kernel",
     "py.tensor_arith": "Python arithmetic on tensors in forward (evidence: types are not known statically)",
     "py.reference_model": "the reference Model is called, subclassed or inherited from",
     "py.fallback": "try calls the custom kernel and its except handler computes with torch",
     "py.thread": "threads, thread/process pools, asyncio or fork",
     "py.monkeypatch": "assignment into torch/time/sys/builtins/anvil, code objects, globals or sys.modules",
-    "py.dynamic_code": "exec/eval/compile, dynamic imports, unpickling, code objects (decoding is evidence)",
+    "py.dynamic_code": "exec/eval/compile, dynamic imports, unpickling, code objects, getattr of builtins/os/sys/"
+                       "importlib/ctypes by a computed name (decoding is evidence)",
     "py.file_access": "file system access or environment writes (reads and build variables are evidence)",
     "py.network": "network modules",
     "py.process": "process control: subprocess, os.system/exec*/kill, signal (sys.exit is evidence)",
@@ -30,6 +32,8 @@ RULES = {
     "py.shadow_import": "sys.path changes, import hooks, or writing a .py that shadows an import",
     "py.gc_frame": "gc object scans, frame walking, tracing hooks",
     "py.lazy_tensor": "Tensor subclasses, __torch_function__/__torch_dispatch__, instance method overrides",
+    "py.harness_probe": "torch's mode/dispatch machinery that anvil's run-time traces rely on (dispatch and "
+                        "function mode stacks, dispatch key guards, DisableTorchFunction, the autograd profiler)",
     "py.stream": "creates a CUDA stream (evidence)",
     "py.dtype_cast": "lowers precision: half/bfloat16 casts, autocast, TF32 (evidence)",
     "py.torch_config": "changes torch.backends settings (evidence)",
@@ -53,6 +57,11 @@ BUILD_ENV = words("""TORCH_CUDA_ARCH_LIST MAX_JOBS CUDA_HOME CUDA_PATH CXX CC TO
 
 # (prefixes of a resolved callee, rule, severity, message). The first matching row wins.
 CALL_RULES = [
+    # Locks around a lazy build, thread-local state, the core count: no thread or process starts.
+    (("threading.Lock", "threading.RLock", "threading.Event", "threading.Condition", "threading.Semaphore",
+      "threading.BoundedSemaphore", "threading.local", "threading.get_ident", "threading.get_native_id",
+      "threading.current_thread", "threading.main_thread", "threading.active_count", "multiprocessing.cpu_count",
+      "os.cpu_count", "os.sched_getaffinity"), "py.thread", EVIDENCE, "synchronizes or asks about threads"),
     (("threading", "_thread", "multiprocessing", "concurrent.futures", "asyncio", "torch.multiprocessing",
       "os.fork", "os.forkpty", "os.register_at_fork"), "py.thread", CHEAT, "starts or manages threads/processes"),
     (("subprocess", "os.system", "os.popen", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execv",
@@ -105,9 +114,11 @@ CALL_RULES = [
 ]
 # Modules whose mere import is a hit (rule, severity, message).
 IMPORT_RULES = [
-    (("threading", "_thread", "multiprocessing", "concurrent.futures", "asyncio", "torch.multiprocessing"),
-     "py.thread", CHEAT, "imports a threading/multiprocessing module"),
-    (("subprocess", "signal", "pty"), "py.process", CHEAT, "imports a process-control module"),
+    # The import alone starts nothing (an unused import, a lock): the calls that do are the cheat (CALL_RULES).
+    (("_thread", "concurrent.futures", "asyncio", "torch.multiprocessing"), "py.thread", CHEAT,
+     "imports a thread/process pool module"),
+    (("threading", "multiprocessing"), "py.thread", EVIDENCE, "imports a threading/multiprocessing module"),
+    (("subprocess", "signal", "pty"), "py.process", EVIDENCE, "imports a process-control module"),
     (("socket", "urllib", "urllib2", "urllib3", "requests", "http", "httpx", "aiohttp", "ftplib", "smtplib",
       "telnetlib", "xmlrpc", "websocket", "websockets", "paramiko", "socketserver", "torch.hub"),
      "py.network", CHEAT, "imports a network module"),
@@ -115,6 +126,53 @@ IMPORT_RULES = [
     (("ctypes", "cffi"), "py.ctypes", EVIDENCE, "imports a foreign-function interface"),
     (("marshal", "runpy", "dill", "cloudpickle"), "py.dynamic_code", EVIDENCE, "imports a code-loading module"),
 ]
+# torch's mode and dispatch machinery: anvil's run-time traces (a TorchDispatchMode, profiler state) rely on it,
+# so a candidate has no business naming it. HARNESS_NAMES are names (attributes, imported names, path parts);
+# HARNESS_MODULES are dotted prefixes; HARNESS_SUBSTRINGS are searched in short string constants.
+HARNESS_NAMES = words("""_python_dispatch _disable_current_modes _pop_mode_temporarily _push_mode _pop_mode
+    _get_current_dispatch_mode _get_current_dispatch_mode_stack TorchDispatchMode TorchFunctionMode
+    BaseTorchFunctionMode BaseTorchDispatchMode _get_current_function_mode _get_current_function_mode_stack
+    _len_torch_dispatch_stack _len_torch_function_stack _is_torch_function_mode_enabled _is_torch_function_enabled
+    DisableTorchFunction DisableTorchFunctionSubclass _DisableTorchDispatch _ExcludeDispatchKeyGuard
+    _IncludeDispatchKeyGuard _ForceDispatchKeyGuard _PreserveDispatchKeyGuard DispatchKey DispatchKeySet
+    _set_dispatch_mode _get_dispatch_mode _unset_dispatch_mode _push_on_torch_function_stack
+    _pop_torch_function_stack _get_function_stack_at _push_on_torch_dispatch_stack _pop_torch_dispatch_stack
+    _get_dispatch_stack_at _RestorePythonTLSSnapshot _EnablePythonDispatcher _DisablePythonDispatcher
+    _profiler_enabled _disabled_torch_function_impl _disabled_torch_dispatch_impl""")
+HARNESS_PREFIXES = ("_dispatch_tls_",)
+HARNESS_MODULES = ("torch.utils._python_dispatch", "torch.autograd.profiler", "torch._C._autograd._profiler",
+                   "torch._C._profiler")
+# torch.autograd.profiler names that only annotate (a range in a trace); the rest reads or drives profiler state.
+PROFILER_ANNOTATIONS = words("record_function emit_nvtx emit_itt")
+HARNESS_SUBSTRINGS = ("_python_dispatch", "dispatch_stack", "function_stack", "function_mode", "dispatch_mode",
+                      "DisableTorch", "DispatchKey", "_push_mode", "_pop_mode", "TorchDispatchMode",
+                      "TorchFunctionMode", "_dispatch_tls", "_profiler_enabled", "autograd.profiler",
+                      "RestorePythonTLSSnapshot", "PythonDispatcher", "disable_current_modes")
+
+
+def harness_name(q):
+    """The part of dotted name `q` that names torch's mode/dispatch machinery, or None."""
+    if not q:
+        return None
+    for m in HARNESS_MODULES:
+        if q == m or q.startswith(m + "."):
+            if m == "torch.autograd.profiler" and q.split(".")[-1] in PROFILER_ANNOTATIONS:
+                return None
+            return m
+    for part in q.split("."):
+        if part in HARNESS_NAMES or part.startswith(HARNESS_PREFIXES):
+            return part
+    return None
+
+
+def harness_string(s):
+    """The distinctive harness name a string constant contains, or None (long strings, e.g. C++ sources, are
+    left to the C++ scan)."""
+    if len(s) >= 256:
+        return None
+    return next((w for w in HARNESS_SUBSTRINGS if w in s), None)
+
+
 PIP_RE = re.compile(r"\b(pip3?|conda|mamba|uv|ensurepip)\b[^\n]{0,40}\binstall\b|-m\s+ensurepip")
 PROC_RE = re.compile(r"/proc/(self|\d+|thread-self)/|/dev/(k?mem)\b")
 PYFILE_RE = re.compile(r"(?:^|[/\\])([A-Za-z_]\w*)\.py$")

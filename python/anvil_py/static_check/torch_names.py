@@ -65,6 +65,23 @@ TENSOR_COMPUTE_METHODS = words("""abs abs_ absolute acos acosh add add_ addbmm a
 # Tensor methods that hand a tensor's data to Python or numpy: in forward, the work is then done on the host by
 # Python or numpy instead of a kernel (catalog A1/A3). tolist is also a numpy method: it counts on a known tensor.
 HOST_METHODS = words("numpy tolist __array__ __dlpack__")
+# Raw memory: reading or writing a tensor's bytes through an address, a buffer or a capsule hands its data to
+# Python (catalog A1/A3). Dotted callees, prefixes, and method names (ctypes array types: `(c_float * n).from_address`).
+RAW_MEMORY_FUNCTIONS = words("""ctypes.string_at ctypes.wstring_at ctypes.memmove ctypes.memset
+    torch.utils.dlpack.to_dlpack torch.to_dlpack numpy.from_dlpack""")
+RAW_MEMORY_PREFIXES = ("numpy.ctypeslib", "torch._tensor_str")
+RAW_MEMORY_METHODS = words("from_address from_buffer from_buffer_copy")
+# ctypes.cast of a pointer is fine as an argument of a call (a ctypes-loaded kernel's parameter), not kept.
+POINTER_CASTS = words("ctypes.cast")
+# Tensor methods that run a Python callback per element.
+CALLBACK_METHODS = words("apply_ map_ map2_")
+# Tensor methods and attributes that print a tensor's values (parsed back, they are host compute).
+TEXT_METHODS = words("__repr__ __str__ __format__")
+ARRAY_INTERFACES = words("__array_interface__ __cuda_array_interface__")
+# Storage accessors, and what may be read of a storage without reading its bytes.
+STORAGE_METHODS = words("storage untyped_storage _typed_storage _storage")
+STORAGE_META = words("""data_ptr nbytes size element_size device dtype is_shared is_pinned is_cuda _cdata
+    resize_ share_memory_ _share_cuda_ _weak_ref""")
 # numpy functions that take a tensor's data (through __array__ or DLPack).
 HOST_FUNCTIONS = words("""numpy.asarray numpy.array numpy.asanyarray numpy.ascontiguousarray numpy.from_dlpack
     numpy.frombuffer numpy.copy""")
@@ -99,6 +116,13 @@ KERNEL_DECORATORS = words("""triton.jit triton.autotune triton.heuristics numba.
 TENSOR_BASES = words("""torch.Tensor torch._C._TensorBase torch._C.TensorBase torch.nn.Parameter
     torch.nn.parameter.Parameter torch.utils._python_dispatch.TorchDispatchMode torch.overrides.TorchFunctionMode
     torch._C._TensorMeta""")
+# Module hooks: the function passed runs around forward (before or after it, with its inputs and output).
+HOOK_REGISTRARS = words("""register_forward_hook register_forward_pre_hook register_module_forward_hook
+    register_module_forward_pre_hook""")
+# Registrations of a Python function as the body of a torch op (it runs when forward calls torch.ops.ns.op).
+OP_REGISTRARS = words("""custom_op triton_op impl register_kernel _impl register_impl""")
+# ModelNew members that run in place of forward when the module is called.
+CALL_MEMBERS = ("__call__", "_call_impl", "_wrapped_call_impl", "__getattribute__")
 COMPILERS = words("torch.compile torch.jit.script torch.jit.trace torch.jit.trace_module")
 AUTOGRAD_FUNCTIONS = words("torch.autograd.Function torch.autograd.function.Function")
 

@@ -66,6 +66,9 @@ class Visitor:
         elif t is ast.Attribute:
             if node.attr in FRAME_ATTRS:
                 self.hit("py.gc_frame", CHEAT, node, f"reads frame internals (.{node.attr})")
+            self.on_attribute(node, ctx)
+        elif t is ast.Name:
+            self.on_name(node, ctx)
         elif t is ast.Subscript:
             if isinstance(node.ctx, ast.Load) and self.qual_of(node.value, ctx.scope) == "os.environ":
                 self.hit("py.file_access", EVIDENCE, node, "reads the environment")
@@ -84,6 +87,7 @@ class Visitor:
         if not is_lambda:
             for d in fn.decorator_list:
                 self.visit(d, ctx)
+            self.note_decorated(fn, ctx.scope)
         for d in [*fn.args.defaults, *[x for x in fn.args.kw_defaults if x is not None]]:
             self.visit(d, ctx)
         key = id(fn)
