@@ -41,7 +41,8 @@ struct Vocabulary {
       "memory_format pinned_memory ceil_div globalContext parallel_for parallel_reduce irange toString "
       "typeMetaToScalarType elementSize infer_size manual_seed clone contiguous copy_ view reshape permute "
       "transpose squeeze unsqueeze expand flatten select slice as_strided alias broadcast_to narrow stride "
-      "allclose equal item numel _local_scalar_dense");
+      "allclose equal item numel _local_scalar_dense in_parallel_region init_num_threads set_num_threads "
+      "intraop_default_num_threads");
   // Namespaces under at::/torch:: that hold no compute (vendor-handle getters are caught before).
   NameSet aten_quiet_namespaces = Words("cuda detail autograd jit python library indexing hip mps xpu vec musa utils");
   // Compute names flagged without a call (`&at::mm`, `using at::mm;`) or on a receiver of unknown type.
@@ -339,6 +340,7 @@ class Scanner {
   void CollectNames() {
     for (size_t i = 0; i + 3 < tokens_.size(); ++i) {
       const std::string_view t = Text(i);
+      if (tokens_[i].ident && Text(i + 1) == "(" && DefinesFunction(i)) defined_.insert(t);
       if (t == "namespace" && tokens_[i + 1].ident && Text(i + 2) == "=" && IsAtenRoot(Text(i + 3))) {
         aten_roots_.insert(Text(i + 1));
       } else if (t == "using" && Text(i + 1) == "namespace" && IsAtenRoot(Text(i + 2))) {
@@ -356,7 +358,8 @@ class Scanner {
           tensor_vars_.insert(Text(j));
         }
       } else if (t == "auto" && tokens_[i + 1].ident && Text(i + 2) == "=" &&
-                 (IsAtenRoot(Text(i + 3)) || tensor_vars_.count(Text(i + 3)))) {
+                 (IsAtenRoot(Text(i + 3)) || tensor_vars_.count(Text(i + 3))) &&
+                 !(Text(i + 4) == "::" && v_.aten_quiet_namespaces.count(Text(i + 5)))) {  // at::vec::, at::cuda::
         tensor_vars_.insert(Text(i + 1));
       }
     }
@@ -365,6 +368,28 @@ class Scanner {
   bool IsAtenRoot(std::string_view t) const { return t == "at" || t == "torch" || aten_roots_.count(t); }
 
   // Index of the first token after a template argument list starting at `i` (or `i` itself).
+  // Whether the identifier at i, followed by "(", names a function the
+  // source defines here: a return type before it, a body after its
+  // parameters (`float relu(float v) const {`).
+  bool DefinesFunction(size_t i) const {
+    if (i == 0) return false;
+    const std::string_view before = Text(i - 1);
+    const bool typed = (tokens_[i - 1].ident && before != "return" && before != "else" && before != "new" &&
+                        before != "case" && before != "throw" && before != "co_return") ||
+                       before == "*" || before == "&" || before == ">";
+    if (!typed) return false;
+    size_t j = i + 1;
+    for (int depth = 0; j < tokens_.size(); ++j) {
+      if (Text(j) == "(") ++depth;
+      if (Text(j) == ")" && --depth == 0) break;
+    }
+    for (++j; j < tokens_.size(); ++j) {
+      const std::string_view w = Text(j);
+      if (w != "const" && w != "noexcept" && w != "override" && w != "final" && w != "mutable") break;
+    }
+    return j < tokens_.size() && Text(j) == "{";
+  }
+
   size_t SkipTemplate(size_t i) const {
     if (Text(i) != "<") return i;
     int depth = 0;
@@ -493,8 +518,9 @@ class Scanner {
       if (StartsWith(t, p)) return hit("cpp.stream_create", kEvidence, "creates a stream");
     }
     const std::string_view next = Text(i + 2);
+    const bool thread_query = Text(i + 3) == "::" && (Text(i + 4) == "hardware_concurrency" || Text(i + 4) == "id");
     if (t == "pthread_create" || ((t == "std" || t == "boost") && Text(i + 1) == "::" &&
-                                  (next == "thread" || next == "jthread" || next == "async"))) {
+                                  (next == "thread" || next == "jthread" || next == "async") && !thread_query)) {
       return hit("cpp.thread", kCheat, "starts a thread");
     }
     if (t == "cudaLaunchHostFunc" || t == "cudaStreamAddCallback") {
@@ -520,7 +546,8 @@ class Scanner {
     }
     if (IsAtenRoot(t) && Text(i + 1) == "::" && (!qualified || i < 2 || !tokens_[i - 2].ident)) return ScanAtenName(i);
     if (member && call) return ScanMethod(i);
-    if (call && !qualified && ((using_aten_namespace_ && v_.strong_compute.count(t)) || using_names_.count(t))) {
+    if (call && !qualified && !defined_.count(t) &&
+        ((using_aten_namespace_ && v_.strong_compute.count(t)) || using_names_.count(t))) {
       hit("cpp.aten_compute", kCheat, "calls ATen compute through a using-declaration");
     }
   }
@@ -558,7 +585,7 @@ class Scanner {
 
   void ScanMethod(size_t i) {
     const std::string_view t = Text(i);
-    if (v_.strong_compute.count(t)) {
+    if (v_.strong_compute.count(t) && !defined_.count(t)) {
       return Hit("cpp.aten_compute", kCheat, i, "calls tensor method ." + std::string(t) + "()");
     }
     if (!v_.generic_methods.count(t)) return;
@@ -578,6 +605,7 @@ class Scanner {
   std::set<std::pair<std::string, int>> seen_;
   NameSet aten_roots_;
   NameSet using_names_;
+  NameSet defined_;  // Functions and methods the source defines itself: its own relu() is not ATen's.
   NameSet tensor_vars_;
   bool using_aten_namespace_ = false;
 };

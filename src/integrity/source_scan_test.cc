@@ -296,6 +296,29 @@ TEST(SourceScanTest, PtxInlineAssemblyIsNotASystemCall) {
   for (const auto& h : hits) EXPECT_NE(h.rule, "cpp.native_tamper") << h.message;
 }
 
+TEST(SourceScanTest, TheCandidatesOwnFunctionsAndHelpersAreNotATen) {
+  // Its own relu() under `using namespace torch`, a method of its own struct named like a tensor method, SIMD
+  // vectors of at::vec, the thread-pool queries of ATen/Parallel.h and the core count: no compute, no thread.
+  const char* code = R"cpp(using namespace torch;
+                           static inline float relu(float v) { return v > 0.f ? v : 0.f; }
+                           struct Epilogue {
+                             float relu(float v) const { return v > 0.f ? v : 0.f; }
+                           };
+                           void k(const float* a, float* b, int64_t n, Epilogue op) {
+                             for (int64_t i = 0; i < n; ++i) b[i] = relu(a[i]) + op.relu(a[i]);
+                             auto v = at::vec::Vectorized<float>::loadu(a) - at::vec::Vectorized<float>(1.f);
+                             auto e = v.exp();
+                             TORCH_CHECK(!at::in_parallel_region(), "nested");
+                             at::init_num_threads();
+                             const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+                           }
+  )cpp";
+  EXPECT_TRUE(Cheats(ScanNativeSource(code, "k.cpp")).empty());
+  // Calling ATen's relu under the same using-directive still is compute.
+  EXPECT_FALSE(Cheats(ScanNativeSource("using namespace torch;\nauto y = relu(x);\n", "k.cpp")).empty());
+  EXPECT_FALSE(Cheats(ScanNativeSource("auto y = x.relu();\n", "k.cpp")).empty());
+}
+
 TEST(SourceScanTest, VariablesNamedLikeFileFunctionsAreNotFileAccess) {
   // `open` and `rename` as plain values are variables; only &open or std::open name the function.
   auto hits = ScanNativeSource("bool open = n > 0;\nint rename = 1;\nuse(open, rename);\nx = open;\n", "k.cu");
