@@ -38,6 +38,20 @@ std::string NowIso() {
   return buf;
 }
 
+// ANVIL_STATIC_VERDICTS=0: static cheat hits are kept as evidence and the
+// candidate runs, so that the run-time layers behind them (the sandbox, the
+// traces) can be tested on candidates the static rules already catch.
+void DemoteStaticCheats(LegalGate& legal) {
+  const char* env = std::getenv("ANVIL_STATIC_VERDICTS");
+  if (env == nullptr || std::string_view(env) != "0") return;
+  for (RuleHit& hit : legal.hits) {
+    if (hit.severity != "cheat") continue;
+    hit.severity = "evidence";
+    hit.message += " [a cheat; ANVIL_STATIC_VERDICTS=0 let the candidate run]";
+  }
+  legal.ok = true;
+}
+
 std::string Joined(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -262,6 +276,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     v.status = VerdictStatus::kInfraError;
     return;
   }
+  DemoteStaticCheats(v.legal);
   if (!v.run.tampered.empty()) TamperCheat(v);
   if (!v.legal.ok) {
     v.compile.native_sources = sources;
@@ -303,6 +318,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
       if (hit.severity == "cheat") v.legal.ok = false;
       v.legal.hits.push_back(std::move(hit));
     }
+    DemoteStaticCheats(v.legal);
   }
   if (!v.legal.ok) {
     v.status = VerdictStatus::kCheat;

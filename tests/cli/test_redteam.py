@@ -20,7 +20,12 @@ def header(path, key):
 
 
 # Caught only while being timed: evaluated with the perf gate on.
-TIMED = {"b2_value_cache_native.cpp", "c4_phase_detect_native.cpp", "d5_forge_timing_native.cpp"}
+TIMED = {"b2_value_cache_native.cpp", "c4_phase_detect_native.cpp", "d5_forge_timing_native.cpp",
+         "c4_torch_once_timed_kb.py"}
+# Candidates whose run-time layer (the sandbox) is the point: the static rules catch them first (their
+# `anvil-static-rule`), so they are also run with ANVIL_STATIC_VERDICTS=0, which keeps static cheats as evidence
+# and lets the candidate run into the layer behind.
+RUNTIME = {"ANVIL_STATIC_VERDICTS": "0"}
 
 
 def candidates():
@@ -29,14 +34,19 @@ def candidates():
 
 @pytest.fixture(scope="module")
 def verdicts():
-    untimed = [str(p) for p in candidates() if p.name not in TIMED]
-    got, proc = eval_json("--task", RELU, "--candidate", *untimed, "--trials", "3", "--no-perf")
+    untimed = [p for p in candidates() if p.name not in TIMED]
+    got, proc = eval_json("--task", RELU, "--candidate", *[str(p) for p in untimed], "--trials", "3", "--no-perf")
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    layered = [str(p) for p in untimed if header(p, "static-rule")]
+    got_runtime, proc = eval_json("--task", RELU, "--candidate", *layered, "--trials", "3", "--no-perf", env=RUNTIME)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    static = {v["candidate"]["path"].split("/")[-1] + "#static": v for v in got if v["candidate"]["path"] in layered}
+    got = [v for v in got if v["candidate"]["path"] not in layered] + got_runtime
     timed = [str(SUITE / n) for n in sorted(TIMED)]
     got_timed, proc = eval_json("--task", RELU, "--candidate", *timed, "--trials", "3", "--baselines", "none",
                                 "--warmup", "2", "--iters", "5")
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    return {v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}
+    return {**{v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}, **static}
 
 
 @pytest.mark.parametrize("name", [p.name for p in candidates()])
@@ -51,6 +61,22 @@ def test_hostile_candidate_gets_its_verdict(verdicts, name):
         assert rule in v["feedback"]
     if v["status"] != "pass":
         assert v["reward"] < 0  # -1, or -0.5 + 0.5q for a partly correct replay (paper, eq. 2)
+
+
+@pytest.mark.parametrize("name", [p.name for p in candidates() if header(p, "static-rule")])
+def test_the_static_rules_catch_it_before_the_run_time_layer_does(verdicts, name):
+    # The same candidate without ANVIL_STATIC_VERDICTS=0: a cheat named by the static rule, never built or run.
+    v = verdicts[name + "#static"]
+    cheats = [h["rule"] for h in v["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
+    assert v["status"] == "cheat" and header(SUITE / name, "static-rule") in cheats, (cheats, v["feedback"])
+    assert not v["gates"]["run"]["ran"]
+
+
+def test_a_candidate_honest_until_timed_is_seen_in_a_watched_timed_call(verdicts):
+    # Its trials were honest; a random half of the timed calls ran under the aten trace.
+    v = verdicts["c4_torch_once_timed_kb.py"]
+    assert v["gates"]["run"]["compute_seen_in"].startswith("timed call"), v["gates"]["run"]
+    assert "aten.relu" in " ".join(v["gates"]["run"]["aten_compute"])
 
 
 def test_a_value_keyed_replay_cache_gains_nothing_while_timed(verdicts):
@@ -84,14 +110,14 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
     layers = v["gates"]["run"]["sandbox"]
     if "hidden" in layers:
         got, _ = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
-                           "--no-perf", env={"ANVIL_SANDBOX": "-landlock"})
+                           "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "-landlock"})
         assert got[0]["status"] == "runtime_error", got[0]["feedback"]
         assert "landlock" not in got[0]["gates"]["run"]["sandbox"]
     # ...and without the sandbox the same candidate copies the expected outputs and passes: the hole it closes.
     # (Exec'd, as without the zygote: a worker the zygote forked has the zygote's command line, so this candidate
     # would not find the path there — which is no defence: the path is in the worker's memory too.)
     got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
-                          "--no-perf", env={"ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
+                          "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
     assert got[0]["status"] == "pass", got[0]["feedback"]
     assert got[0]["gates"]["run"]["sandbox"] == []
 
@@ -234,13 +260,13 @@ def test_without_landlock_a_candidate_still_cannot_write_outside_its_scratch(tmp
     cand = tmp_path / "plant_native.cpp"
     cand.write_text(raw_openat_candidate(target, 65, "writes outside its scratch"))  # O_WRONLY | O_CREAT
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock"})
+                           env={**RUNTIME, "ANVIL_SANDBOX": "-landlock"})
     assert v["status"] == "pass", v["feedback"]
     assert "rofs" in v["gates"]["run"]["sandbox"] and "landlock" not in v["gates"]["run"]["sandbox"]
     assert not target.exists()
     # The same candidate without the layers plants its file (and is wrong): the layers are what stopped it.
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock,-rofs,-root"})
+                           env={**RUNTIME, "ANVIL_SANDBOX": "-landlock,-rofs,-root"})
     assert v["status"] == "wrong_answer" and target.exists(), v["feedback"]
 
 
@@ -254,7 +280,7 @@ def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths
     cand = tmp_path / "peek_native.cpp"
     cand.write_text(raw_openat_candidate(secret, 0, "reads a file outside its job"))  # O_RDONLY
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock"})
+                           env={**RUNTIME, "ANVIL_SANDBOX": "-landlock"})
     layers = v["gates"]["run"]["sandbox"]
     if "userns" not in layers:
         pytest.skip("no user namespaces here")
@@ -262,7 +288,7 @@ def test_without_landlock_a_candidate_still_cannot_read_outside_its_listed_paths
     validate(v, schema)  # The schema knows every layer a verdict can name.
     # Without the layer the file is read (and the candidate is wrong): the layer is what stopped it.
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock,-root"})
+                           env={**RUNTIME, "ANVIL_SANDBOX": "-landlock,-root"})
     assert v["status"] == "wrong_answer" and "root" not in v["gates"]["run"]["sandbox"], v["feedback"]
 
 
@@ -344,7 +370,7 @@ def test_a_candidate_cannot_open_the_memory_of_anvil_or_the_zygote(tmp_path, zyg
     cand.write_text(PARENT_MEMORY)
     for sandbox in ("", "-landlock"):
         (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                               env={"ANVIL_SANDBOX": sandbox, "ANVIL_ZYGOTE": zygote})
+                               env={**RUNTIME, "ANVIL_SANDBOX": sandbox, "ANVIL_ZYGOTE": zygote})
         if "userns" not in v["gates"]["run"]["sandbox"]:
             pytest.skip("no user namespaces here")
         assert v["status"] == "pass", (sandbox, v["feedback"])
@@ -353,7 +379,7 @@ def test_a_candidate_cannot_open_the_memory_of_anvil_or_the_zygote(tmp_path, zyg
     # The child of anvil run as root without the user namespace keeps root's capabilities and opens them: the
     # candidate works, and the user namespace is what stops it.
     (v,), proc = eval_json("--task", RELU, "--candidate", str(cand), "--trials", "2", "--no-perf",
-                           env={"ANVIL_SANDBOX": "-landlock,-userns", "ANVIL_ZYGOTE": zygote})
+                           env={**RUNTIME, "ANVIL_SANDBOX": "-landlock,-userns", "ANVIL_ZYGOTE": zygote})
     assert "userns" not in v["gates"]["run"]["sandbox"], v["gates"]["run"]["sandbox"]
     assert v["status"] == "wrong_answer", v["feedback"]
 

@@ -1,6 +1,7 @@
 // anvil-expect: cheat
 // anvil-class: D4
 // anvil-rule: sandbox.forbidden_syscall
+// anvil-static-rule: cpp.native_tamper
 // anvil-about: attaches to its parent with ptrace through a raw system call instruction spelled as its bytes (no name the
 // anvil-about: static scan knows), the first step of patching the harness; the sandbox's seccomp filter must kill it on
 // anvil-about: the spot

@@ -1,5 +1,6 @@
 // anvil-expect: runtime_error
 // anvil-class: D6
+// anvil-static-rule: cpp.native_tamper
 // anvil-about: reads the reference outputs from anvil's cache (the --prepared path in its own command line) with raw
 // anvil-about: system call instructions no static check can name, and returns them; the sandbox (Landlock) must deny the read
 #include <fcntl.h>

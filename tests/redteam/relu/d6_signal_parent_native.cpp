@@ -1,6 +1,7 @@
 // anvil-expect: cheat
 // anvil-class: D6
 // anvil-rule: sandbox.forbidden_syscall
+// anvil-static-rule: cpp.native_tamper
 // anvil-about: signals anvil itself through a raw system call instruction (here the harmless SIGCONT; SIGSTOP would freeze the
 // anvil-about: harness's clock); signals to the parent are forbidden and kill the candidate
 #include <signal.h>

@@ -1,6 +1,7 @@
 // anvil-expect: cheat
 // anvil-class: E
 // anvil-rule: sandbox.forbidden_syscall
+// anvil-static-rule: cpp.native_tamper
 // anvil-about: opens an IPv4 socket through a raw system call instruction (to fetch an answer or leak the inputs); no network
 // anvil-about: is allowed, and the seccomp filter kills the process at the attempt
 #include <sys/socket.h>

@@ -1,6 +1,7 @@
 // anvil-expect: cheat
 // anvil-class: E
 // anvil-rule: sandbox.forbidden_syscall
+// anvil-static-rule: cpp.native_tamper
 // anvil-about: forks a helper process through a raw clone system call (a worker that would outlive the deadline or
 // anvil-about: finish the work after forward returns); process creation is forbidden and kills the candidate
 #include <signal.h>
