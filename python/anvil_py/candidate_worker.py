@@ -68,12 +68,18 @@ def _prebuilt_extensions(builds):
 
     loaded = {}
 
-    def load_inline(name, *_, **__):
+    def load_inline(name, *_, is_python_module=True, **__):
         if name in loaded:
             return loaded[name]
         path = builds.get("extensions", {}).get(name)
         if path is None:
             raise RuntimeError(f"extension {name!r} was not built by anvil's compile gate")
+        if not is_python_module:
+            # Ops registered with TORCH_LIBRARY, called through torch.ops: torch loads the library and returns its
+            # path (torch.utils.cpp_extension.load_inline does the same).
+            torch.ops.load_library(path)
+            loaded[name] = path
+            return path
         loader = importlib.machinery.ExtensionFileLoader(name, path)
         spec = importlib.util.spec_from_file_location(name, path, loader=loader)
         module = importlib.util.module_from_spec(spec)
