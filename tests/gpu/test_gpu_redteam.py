@@ -2,9 +2,10 @@
 """GPU red-team cases that need a real device (tests/gpu/redteam): each hostile candidate gets its expected status
 and names its rule, and its honest twin on the same task passes.
 
-D8: a candidate that forges its timed calls' times is caught by the kernel trace, and with the trace off
-(ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is caught by the roofline floor
-(src/verify/roofline.cc).
+D8: a candidate that forges its timed calls' times is caught by the static rules first (it walks the loader's
+tables, `cpp.native_tamper`); with those kept as evidence (ANVIL_STATIC_VERDICTS=0) it runs and is caught by the
+kernel trace, and with the trace off as well (ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is
+caught by the roofline floor (src/verify/roofline.cc).
 """
 
 import json
@@ -51,22 +52,31 @@ def cheats(v):
     return [h["rule"] for h in v["gates"]["legal"]["hits"] if h["severity"] == "cheat"]
 
 
+RUNTIME = {"ANVIL_STATIC_VERDICTS": "0"}  # Static cheats kept as evidence: the run-time layers behind are tested.
+
+
 @pytest.fixture(scope="module")
 def traced():
-    return evaluate("traced", FORGER, HONEST)
+    return evaluate("traced", FORGER, HONEST, env=RUNTIME)
+
+
+def test_the_static_rules_name_the_forger_before_it_runs():
+    v = evaluate("static", FORGER)[FORGER.name]
+    assert v["status"] == "cheat" and "cpp.native_tamper" in cheats(v), (cheats(v), v["feedback"][:600])
+    assert not v["gates"]["run"]["ran"]
 
 
 def test_forged_event_times_are_a_cheat(traced):
     v = traced[FORGER.name]
     assert v["status"] == header(FORGER, "expect"), v["feedback"][:600]
-    # Caught at run time only (its source and shared object gave the static rules nothing): its 19-26 us kernel
+    # Caught at run time only (with the static cheats kept as evidence): its 19-26 us kernel
     # is well past the trace's 5 us slack (at 20 us, in one run of two on the H200 the floor had to catch it).
     assert "trace.event_mismatch" in cheats(v), (cheats(v), v["feedback"][:600])
     assert set(cheats(v)) <= {"trace.event_mismatch", "trace.untraced_time"}, cheats(v)
 
 
 def test_without_the_trace_the_roofline_floor_catches_the_forged_times():
-    v = evaluate("untraced", FORGER, env={"ANVIL_KERNEL_TRACE": "0"})[FORGER.name]
+    v = evaluate("untraced", FORGER, env={**RUNTIME, "ANVIL_KERNEL_TRACE": "0"})[FORGER.name]
     assert v["status"] == "cheat", v["feedback"][:600]
     # The times stayed inside the call clock's tolerance: only the floor is left.
     assert cheats(v) == [header(FORGER, "rule")], (cheats(v), v["feedback"][:600])
