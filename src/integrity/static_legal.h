@@ -19,4 +19,10 @@ namespace anvil {
 Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
                            const std::vector<std::pair<std::string, std::string>>& native_sources, LegalGate& gate);
 
+// ANVIL_STATIC_VERDICTS=0: the gate's cheat hits are kept as evidence and the
+// candidate runs, so that the run-time layers behind them (the sandbox, the
+// traces) can be tested on candidates the static rules already catch. A no-op
+// otherwise.
+void DemoteStaticCheats(LegalGate& gate);
+
 }  // namespace anvil

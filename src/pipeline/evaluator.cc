@@ -38,26 +38,6 @@ std::string NowIso() {
   return buf;
 }
 
-// ANVIL_STATIC_VERDICTS=0: static cheat hits are kept as evidence and the
-// candidate runs, so that the run-time layers behind them (the sandbox, the
-// traces) can be tested on candidates the static rules already catch.
-void DemoteStaticCheats(LegalGate& legal) {
-  const char* env = std::getenv("ANVIL_STATIC_VERDICTS");
-  if (env == nullptr || std::string_view(env) != "0") return;
-  for (RuleHit& hit : legal.hits) {
-    if (hit.severity != "cheat") continue;
-    hit.severity = "evidence";
-    hit.message += " [a cheat; ANVIL_STATIC_VERDICTS=0 let the candidate run]";
-  }
-  legal.ok = true;
-}
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -397,27 +377,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     TamperCheat(v);
     return;
   }
-  // The trials and the watched timed calls ran under the aten and host
-  // traces (kernelbench format).
-  const std::string seen_in = v.run.compute_seen_in.empty() ? "" : " (first in " + v.run.compute_seen_in + ")";
-  if (!v.run.aten_compute.empty()) {
-    // What the static check could not see (computed names, C++ calls into
-    // ATen) still passes the dispatcher (catalog A1, A3, A4).
-    RuntimeCheat(v, "run.aten_compute",
-                 "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J)" +
-                     seen_in + ": " + Joined(v.run.aten_compute),
-                 "torch computed the result");
-    return;
-  }
-  if (!v.run.host_compute.empty()) {
-    // numpy and Python loops compute outside the dispatcher; what they need
-    // first is the tensor's data on the host (catalog A1, A3).
-    RuntimeCheat(v, "run.host_compute",
-                 "ModelNew.forward handed tensor data to Python or numpy, which computed instead of a kernel" +
-                     seen_in + ": " + Joined(v.run.host_compute),
-                 "the host computed the result");
-    return;
-  }
+  if (ForwardTraceCheat(v)) return;
   if (!v.run.ok) {
     if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {
       v.error = *full;

@@ -35,6 +35,36 @@ void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.status = VerdictStatus::kCheat;
 }
 
+bool ForwardTraceCheat(Verdict& v) {
+  struct Finding {
+    const std::vector<std::string>& seen;
+    const char* rule;
+    const char* what;
+    const char* skipped;
+  };
+  // What the static check could not see (computed names, C++ calls into ATen)
+  // still passes the dispatcher; numpy and Python loops compute outside it,
+  // but need the tensor's data on the host first (catalog A1, A3, A4).
+  const Finding findings[] = {
+      {v.run.aten_compute, "run.aten_compute",
+       "ModelNew.forward dispatched torch compute outside the plumbing allowlist (paper Appendix J)",
+       "torch computed the result"},
+      {v.run.host_compute, "run.host_compute",
+       "ModelNew.forward handed tensor data to Python or numpy, which computed instead of a kernel",
+       "the host computed the result"},
+  };
+  for (const Finding& f : findings) {
+    if (f.seen.empty()) continue;
+    std::string message = f.what;
+    if (!v.run.compute_seen_in.empty()) message += " (first in " + v.run.compute_seen_in + ")";
+    message += ": ";
+    for (std::size_t i = 0; i < f.seen.size(); ++i) message += (i ? ", " : "") + f.seen[i];
+    RuntimeCheat(v, f.rule, std::move(message), f.skipped);
+    return true;
+  }
+  return false;
+}
+
 void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped) {
   RuleHit hit;
   hit.rule = std::move(rule);

@@ -23,6 +23,12 @@ void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped);
 // The same for a hit of severity cheat from runtime evidence.
 void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped);
 
+// Kernelbench format: the trials and the watched timed calls ran under the
+// aten and host traces; torch compute (run.aten_compute) or tensor data
+// handed to Python or numpy (run.host_compute) there makes the candidate a
+// cheat. Whether it did.
+bool ForwardTraceCheat(Verdict& v);
+
 // The kernel killed a candidate process for a forbidden system call: an
 // attempt to leave the sandbox.
 void SandboxViolation(Verdict& v, const std::string& when);
