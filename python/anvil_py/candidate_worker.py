@@ -15,14 +15,12 @@ import time
 import traceback
 
 import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io
+from anvil_py.forward_trace import ForwardTrace
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.native_model import NativeModel
 from anvil_py.no_exec import forbid_exec
-from anvil_py.static_check.torch_names import aten_compute
 from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer, recheck_points, recheck_sample
@@ -235,84 +233,6 @@ def _build_callable(args, spec, device):
     return _model_new(module, spec, device, args.prepared)
 
 
-class _AtenTrace(TorchDispatchMode):
-    """The aten ops a forward dispatches, counted by name — also those an extension's C++ calls (`at::matmul`), as
-    they pass the dispatcher too (catalog A1, A3, A4 at run time; the paper's profiler check)."""
-
-    def __init__(self):
-        super().__init__()
-        self.ops = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func)
-        self.ops[name] = self.ops.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
-
-
-# Tensor methods that hand its data to Python or numpy (or run Python per element), and those that read one
-# element as a Python number. Frozen: the tamper guard watches these names, and a frozenset cannot be emptied.
-_HOST_TRANSFERS = frozenset({torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.__array__, torch.Tensor.__dlpack__,
-                             torch.Tensor.untyped_storage, torch.Tensor.storage, torch.Tensor._typed_storage,
-                             torch.Tensor.apply_, torch.Tensor.map_, torch.Tensor.map2_, torch.Tensor.__repr__,
-                             torch.Tensor.__format__})
-_SCALAR_READS = frozenset({torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__index__,
-                           torch.Tensor.__complex__})
-# More element reads than this in one forward is elementwise work done in Python. Honest forwards read a few
-# (a scalar parameter, a flag).
-_SCALAR_READ_LIMIT = 64
-
-
-class _HostTrace(TorchFunctionMode):
-    """Tensor data a forward hands to Python or numpy (catalog A1/A3: the work done on the host, with a decoy
-    kernel beside it) — what no aten op shows, as numpy and Python loops compute outside the dispatcher."""
-
-    def __init__(self):
-        super().__init__()
-        self.host = {}
-        self.reads = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in _HOST_TRANSFERS:
-            name = "Tensor." + getattr(func, "__name__", str(func))
-            self.host[name] = self.host.get(name, 0) + 1
-        elif func in _SCALAR_READS:
-            self.reads += 1
-        return func(*args, **(kwargs or {}))
-
-
-class _ForwardTrace:
-    """Every trial's forward (kernelbench format) runs under both traces, and so do the watched timed calls; what
-    they saw accumulates, so a candidate that computes with torch only from its second call on, or only once
-    timed, is seen too (catalog C4). `first` names the forward where something was seen first."""
-
-    def __init__(self):
-        self.aten = _AtenTrace()
-        self.ops = self.aten.ops
-        self.host = {}
-        self.first = None
-
-    @contextlib.contextmanager
-    def forward(self, label):
-        host = _HostTrace()
-        try:
-            with self.aten, host:
-                yield
-        finally:
-            for name, n in host.host.items():
-                self.host[name] = self.host.get(name, 0) + n
-            if host.reads > _SCALAR_READ_LIMIT:
-                key = f"{host.reads} element reads (Tensor.item/__float__) in one forward"
-                self.host[key] = self.host.get(key, 0) + 1
-            if self.first is None and (self.host or any(aten_compute(op) for op in self.ops)):
-                self.first = label
-
-    def write(self, out):
-        compute = sorted(op for op in self.ops if aten_compute(op))
-        with open(os.path.join(out, "aten_ops.json"), "w") as f:
-            json.dump({"ops": self.ops, "compute": [f"{op} x{self.ops[op]}" for op in compute],
-                       "host": [f"{name} x{n}" for name, n in sorted(self.host.items())], "first": self.first}, f)
-
-
 def _check_outputs(result, k):
     outputs = tensor_io.flatten_outputs(result)
     for i, o in enumerate(outputs):
@@ -491,7 +411,7 @@ def run(args):
     guard.check("after loading the candidate")
     timeline.lap("load")
     trials = list(_trial_dirs(args.prepared))
-    ops = _ForwardTrace() if args.format == "kernelbench" else None  # aten ops and host transfers, every trial
+    ops = ForwardTrace() if args.format == "kernelbench" else None  # aten ops and host transfers, every trial
     with torch.no_grad():
         for k, trial_dir in trials:
             inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
