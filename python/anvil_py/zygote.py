@@ -116,6 +116,7 @@ def main():
                                                 ctypes.c_int]
     import torch  # The point of this process: every child starts with it imported...
     import anvil_py.candidate_worker
+    import anvil_py.forward_trace
     import anvil_py.task_worker  # noqa: F401
 
     # ...and torch.utils.cpp_extension, which every candidate worker patches (load_inline): it imports setuptools,
@@ -133,8 +134,9 @@ def main():
     finally:
         torch.cuda.is_available = is_available
 
-    # ...and with what torch loads lazily on first use (the first op under a dispatch mode took 1 s): CPU only.
-    with anvil_py.candidate_worker._AtenTrace():
+    # ...and with what torch loads lazily on first use (the first op under a dispatch mode took 1 s): CPU only,
+    # under the same traces a candidate's forwards run under.
+    with anvil_py.forward_trace.ForwardTrace().forward("zygote warm-up"):
         torch.ones(4).relu().sum()
 
     sock = socket.socket(fileno=3)
