@@ -20,6 +20,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import traceback
 
 PR_SET_PDEATHSIG = 1
@@ -54,6 +55,9 @@ def _enter(request, fds, sandbox_lib):
         os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({k: v for k, v in request["env"]})
+    # What the zygote's imports read from its own environment once: the temporary folder (the child's TMPDIR is its
+    # scratch; the zygote's /tmp is read-only in the sandbox).
+    tempfile.tempdir = None
     layers = 0
     if request["sandbox"] is not None:
         # The zygote (this child's parent) is as off-limits to signals as anvil.

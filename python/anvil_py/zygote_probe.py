@@ -1,9 +1,10 @@
 """A worker for the zygote's own tests (src/core/zygote_test.cc): `7` writes "fd-3!" to fd 3, says whether its
-working folder holds marker.txt, and exits 7; `sleep` sleeps for a minute; `kill-parent` kills its parent;
+working folder holds marker.txt and what its temporary folder is, and exits 7; `sleep` sleeps for a minute; `kill-parent` kills its parent;
 `cuda-fork` says whether it could still use CUDA (not a "bad fork" in torch's words)."""
 
 import os
 import sys
+import tempfile
 import time
 
 if __name__ == "__main__":
@@ -19,4 +20,5 @@ if __name__ == "__main__":
         sys.exit(0)
     os.write(3, b"fd-3!")
     print("cwd has marker.txt" if os.path.exists("marker.txt") else "cwd lacks marker.txt")
+    print("tempdir " + tempfile.gettempdir())
     sys.exit(int(sys.argv[1]))

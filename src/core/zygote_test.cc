@@ -49,6 +49,7 @@ TEST_F(ZygoteTest, WorkersForkedByTheZygoteGetTheirArgumentsFoldersDescriptorsAn
   ASSERT_TRUE(box.ok()) << box.message();
   ProcessSpec probe = PythonWorkerSpec("zygote_probe", {"7"});
   probe.working_dir = (dir_ / "work").string();
+  probe.env.emplace_back("TMPDIR", (dir_ / "work").string());  // Not the zygote's own (it read /tmp once).
   probe.pass_fds = {pipe_fds[1]};
   probe.sandbox = box.value();
   auto p = RunProcess(probe);
@@ -56,6 +57,7 @@ TEST_F(ZygoteTest, WorkersForkedByTheZygoteGetTheirArgumentsFoldersDescriptorsAn
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p.value().exit_code, 7) << p.value().err;
   EXPECT_NE(p.value().out.find("cwd has marker.txt"), std::string::npos) << p.value().out << p.value().err;
+  EXPECT_NE(p.value().out.find("tempdir " + (dir_ / "work").string() + "\n"), std::string::npos) << p.value().out;
   char buf[16] = {};
   EXPECT_EQ(read(pipe_fds[0], buf, sizeof buf), 5);
   EXPECT_EQ(std::string(buf), "fd-3!");
