@@ -8,8 +8,11 @@ of the inputs and never sees reference outputs or seeds.
 import argparse
 import contextlib
 import ctypes
+import hashlib
+import inspect
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -21,16 +24,43 @@ from anvil_py.forward_trace import ForwardTrace
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.native_model import NativeModel
 from anvil_py.no_exec import forbid_exec
+from anvil_py.process_starts import refuse_process_starts
 from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer, recheck_points, recheck_sample
 
 EXIT_CANDIDATE_ERROR = 3
+# How long the extraction lets forward run on placeholder inputs (_forward_for_extraction).
+_EXTRACTION_FORWARD_SECONDS = 5
 # ---------------------------------------------------------------- kernelbench
 def _listify(x):
     if x is None:
         return []
     return [x] if isinstance(x, str) else list(x)
+
+
+# What of a load_inline call decides its build: everything but its name. The same arguments under another name (a
+# uuid per process) find the same build through their key.
+_BUILD_ARGUMENTS = ("cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
+                    "extra_include_paths", "with_cuda")
+
+
+def _extension_call(signature, args, kwargs):
+    """A load_inline call's arguments as anvil records them (docs/protocol.md, extract), bound to torch's own
+    signature (positional arguments mean what they mean to torch), with `key`: a hash of all but the name."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    functions = [a["functions"]] if isinstance(a["functions"], str) else a["functions"]
+    if functions is not None and not isinstance(functions, dict):
+        functions = list(functions)
+    call = {"name": a["name"], "cpp_sources": _listify(a["cpp_sources"]), "cuda_sources": _listify(a["cuda_sources"]),
+            "functions": functions, "extra_cflags": _listify(a["extra_cflags"]),
+            "extra_cuda_cflags": _listify(a["extra_cuda_cflags"]), "extra_ldflags": _listify(a["extra_ldflags"]),
+            "extra_include_paths": _listify(a["extra_include_paths"]), "with_cuda": a["with_cuda"]}
+    keyed = json.dumps({k: call[k] for k in _BUILD_ARGUMENTS}, sort_keys=True, default=str)
+    call["key"] = hashlib.sha256(keyed.encode()).hexdigest()
+    return call, a.get("is_python_module", True)
 
 
 class _Unbuilt:
@@ -45,33 +75,36 @@ class _Unbuilt:
         return unavailable
 
 
-def _record_extensions(recorded):
-    def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
-                    extra_cuda_cflags=None, extra_ldflags=None, extra_include_paths=None,
-                    with_cuda=None, **_):
-        if isinstance(functions, str):
-            functions = [functions]
-        recorded.append({
-            "name": name, "cpp_sources": _listify(cpp_sources), "cuda_sources": _listify(cuda_sources),
-            "functions": functions, "extra_cflags": _listify(extra_cflags),
-            "extra_cuda_cflags": _listify(extra_cuda_cflags), "extra_ldflags": _listify(extra_ldflags),
-            "extra_include_paths": _listify(extra_include_paths), "with_cuda": with_cuda})
-        return _Unbuilt(name)
+def _record_extensions(recorded, signature):
+    def load_inline(*args, **kwargs):
+        call, _ = _extension_call(signature, args, kwargs)
+        if call not in recorded:  # A lazy build seen twice (at import and in forward) is one build.
+            recorded.append(call)
+        return _Unbuilt(call["name"])
     return load_inline
 
 
-def _prebuilt_extensions(builds):
+def _prebuilt_extensions(builds, signature):
     import importlib.machinery
     import importlib.util
 
     loaded = {}
 
-    def load_inline(name, *_, is_python_module=True, **__):
+    def load_inline(*args, **kwargs):
+        call, is_python_module = _extension_call(signature, args, kwargs)
+        name = call["name"]
+        path = builds.get("extensions", {}).get(name)
+        if path is None and call["key"] in builds.get("keys", {}):
+            # The same sources under a name of this process's own (a uuid): built under the extraction's name, so
+            # the module initializes under that one.
+            name = builds["keys"][call["key"]]
+            path = builds["extensions"].get(name)
+        if path is None:
+            raise RuntimeError(f"extension {call['name']!r} was not built by anvil's compile gate: anvil builds "
+                               "what load_inline is called with while the module is imported, ModelNew is built and "
+                               "forward runs once on placeholder inputs; build it there, with these sources")
         if name in loaded:
             return loaded[name]
-        path = builds.get("extensions", {}).get(name)
-        if path is None:
-            raise RuntimeError(f"extension {name!r} was not built by anvil's compile gate")
         if not is_python_module:
             # Ops registered with TORCH_LIBRARY, called through torch.ops: torch loads the library and returns its
             # path (torch.utils.cpp_extension.load_inline does the same).
@@ -87,9 +120,13 @@ def _prebuilt_extensions(builds):
     return load_inline
 
 
-def _patch_load_inline(fn):
+def _patch_load_inline(make):
+    """Replaces torch's load_inline (once per process) by make(torch's own signature). anvil builds the extensions,
+    so ninja is there as far as a candidate asks (torch's check would start `ninja --version`)."""
     import torch.utils.cpp_extension as ce
-    ce.load_inline = fn
+    ce.load_inline = make(inspect.signature(ce.load_inline))
+    ce.is_ninja_available = lambda: True
+    ce.verify_ninja_availability = lambda: None
 
 
 def _load_candidate(path):
@@ -174,10 +211,39 @@ def _construct_for_extraction(module, spec, recorded):
         torch.manual_seed(spec.get("init_seed", 42))
         try:
             with torch.device(device):
-                call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
-            return
+                model = call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
         except TaskError:
-            pass  # Construction problems surface in the run gate.
+            continue  # Construction problems surface in the run gate.
+        _forward_for_extraction(model, spec.get("inputs"))
+        return
+
+
+class _OutOfTime(BaseException):
+    pass
+
+
+def _forward_for_extraction(model, described):
+    """forward once on placeholders of the task's inputs (meta tensors: shapes and dtypes, no values), so that an
+    extension built lazily, on the first call, is recorded as well. What it raises is ignored: no extension is
+    built yet, so calling one raises anyway. A forward still running after a few seconds is stopped."""
+    if described is None:
+        return
+    inputs = [d["scalar"] if "scalar" in d else
+              torch.empty(d["shape"], dtype=tensor_io.dtype_from_name(d["dtype"]), device="meta") for d in described]
+
+    def out_of_time(*_):
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, _EXTRACTION_FORWARD_SECONDS)
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except BaseException:  # noqa: BLE001 - the run gate calls forward for real and reports what it does
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _announce_ready(fd):
@@ -190,7 +256,7 @@ def _announce_ready(fd):
 def extract(args):
     _announce_ready(args.ready_fd)
     recorded = []
-    _patch_load_inline(_record_extensions(recorded))
+    _patch_load_inline(lambda sig: _record_extensions(recorded, sig))
     guard = TamperGuard(None)
     problem = None
     try:
@@ -201,7 +267,7 @@ def extract(args):
     except TaskError as e:
         problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
     # What importing and building it replaced is decided here, before anything is compiled.
-    tampered = {"changed": guard.changes(), "when": "while importing and building ModelNew"}
+    tampered = {"changed": guard.changes(), "when": "while importing, building ModelNew and calling forward once"}
     with open(args.out, "w") as f:
         json.dump({"extensions": recorded, "error": problem, "tampered": tampered if tampered["changed"] else None}, f)
     return 0
@@ -228,7 +294,7 @@ def _build_callable(args, spec, device):
     if args.format == "native":
         params = [v for _, v in tensor_io.read_dir(os.path.join(args.prepared, "params"), device)]
         return NativeModel(builds["native"], spec, params, device)
-    _patch_load_inline(_prebuilt_extensions(builds))
+    _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
     return _model_new(module, spec, device, args.prepared)
 
@@ -463,8 +529,10 @@ def run(args):
 
 
 def main(argv=None):
-    # Before any candidate code: an exec'd worker's sandbox let its own exec through (anvil_py/no_exec.py).
+    # Before any candidate code: an exec'd worker's sandbox let its own exec through (anvil_py/no_exec.py), and the
+    # process starts library code makes fail softly (anvil_py/process_starts.py).
     forbid_exec()
+    refuse_process_starts()
     parser = argparse.ArgumentParser(prog="anvil_py.candidate_worker")
     sub = parser.add_subparsers(dest="command", required=True)
     e = sub.add_parser("extract")

@@ -164,12 +164,24 @@ def init(args):
     """What ModelNew is built with (get_init_inputs() under the init seed), written before any device work: the
     candidate's sources are extracted from it while the reference is prepared on the device. Same values as
     spec.json's init_inputs (build_model computes them the same way, on the CPU)."""
-    _, _, _, get_init_inputs = load_task(args.task)
+    _, _, get_inputs, get_init_inputs = load_task(args.task)
     init_inputs = _init_inputs(get_init_inputs, args.init_seed)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"init_inputs": tensor_io.to_json_value(list(init_inputs)), "init_seed": args.init_seed}, f)
+        json.dump({"init_inputs": tensor_io.to_json_value(list(init_inputs)), "init_seed": args.init_seed,
+                   "inputs": _placeholder_inputs(get_inputs, args.init_seed)}, f)
     os.replace(tmp, args.out)
+
+
+def _placeholder_inputs(get_inputs, seed):
+    """forward's inputs as the extraction's placeholders: get_inputs() on the meta device (shapes and dtypes, no
+    memory, no values), each described as in spec.json; None where the task's get_inputs() cannot run there (it
+    names a device, reads values)."""
+    try:
+        inputs = make_inputs(get_inputs, seed, "meta")
+        return [tensor_io.describe(v, f"in{i}") for i, v in enumerate(inputs)]
+    except Exception:  # noqa: BLE001 - the placeholders are optional; prepare reports the task's own problems
+        return None
 
 
 def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):

@@ -180,3 +180,29 @@ def test_recheck_sample_picks_what_the_engine_picks():
     assert recheck_sample(100, 8, 2**64 - 1) == [3, 5, 7, 33, 36, 45, 51, 82]
     assert recheck_sample(5, 8, 7) == [0, 1, 2, 3, 4]
     assert recheck_sample(0, 8, 7) == []
+
+
+def test_a_load_inline_calls_key_is_its_arguments_but_the_name_as_torch_binds_them():
+    import inspect
+
+    import torch.utils.cpp_extension as ce
+
+    from anvil_py import candidate_worker
+    sig = inspect.signature(ce.load_inline)
+    key = lambda *a, **k: candidate_worker._extension_call(sig, a, k)[0]["key"]  # noqa: E731
+    base = key("a", "int f();", functions=["f"])
+    assert key("b", ["int f();"], None, None, ["f"]) == base  # Another name; positional as torch reads them.
+    assert key("a", "int f();", functions="f") == base  # A single function name is a list of one.
+    assert key("a", "int g();", functions=["f"]) != base
+    assert key("a", "int f();", functions=["f"], extra_cflags=["-O3"]) != base
+    call, is_module = candidate_worker._extension_call(sig, ("a", "int f();"), {"is_python_module": False})
+    assert not is_module and call["name"] == "a" and call["cpp_sources"] == ["int f();"]
+
+
+def test_init_describes_forwards_inputs_as_placeholders(tmp_path):
+    out = tmp_path / "init.json"
+    subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "init", "--task",
+                    str(ROOT / "examples" / "tasks" / "linear_relu.py"), "--out", str(out)], check=True,
+                   cwd=ROOT / "python")
+    init = json.loads(out.read_text())
+    assert [(d["dtype"], d["shape"]) for d in init["inputs"]] == [("float32", [32, 256])], init

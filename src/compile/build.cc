@@ -450,6 +450,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
       result.ok = false;
     } else {
       result.artifacts[ext.name] = artifact;
+      if (!ext.key.empty()) result.extension_keys[ext.key] = ext.name;
     }
   }
   if (extensions.empty()) result.cached = false;

@@ -35,6 +35,9 @@ struct CompileResult {
   std::string log;                      // Full compiler output (also at log_path).
   std::filesystem::path log_path;
   std::map<std::string, std::string> artifacts;  // Extension name (or "native") -> .so path.
+  // kernelbench: ExtensionSpec::key -> extension name, for a run-time
+  // load_inline whose name differs from the extraction's.
+  std::map<std::string, std::string> extension_keys;
   // C++/CUDA texts the candidate supplied, for the legal gate: (name, text).
   NativeSources native_sources;
 };

@@ -21,6 +21,7 @@ ExtensionSpec ParseExtension(const nlohmann::json& e) {
   x.extra_ldflags = JsonStrings(e, "extra_ldflags");
   x.extra_include_paths = JsonStrings(e, "extra_include_paths");
   if (e.contains("with_cuda") && e["with_cuda"].is_boolean()) x.with_cuda = e["with_cuda"].get<bool>();
+  x.key = e.value("key", "");
   const auto& f = e.contains("functions") ? e["functions"] : nlohmann::json();
   if (f.is_array()) {
     x.has_functions = true;

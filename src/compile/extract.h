@@ -24,6 +24,9 @@ struct ExtensionSpec {
   std::vector<std::pair<std::string, std::string>> functions;  // name -> docstring
   std::vector<std::string> extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths;
   std::optional<bool> with_cuda;
+  // The worker's hash of the call's arguments but the name: a load_inline at
+  // run time under a name of its own process (a uuid) finds this build by it.
+  std::string key;
 };
 
 struct Extraction {

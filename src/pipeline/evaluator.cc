@@ -404,6 +404,7 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   req.candidate = candidate;
   req.format = v.format;
   req.artifacts = v.compile.artifacts;
+  req.extension_keys = v.compile.extension_keys;
   req.deadline = options_.run_deadline;
   req.torch = &torch;
   req.sandbox_switches = SandboxSwitches(torch);

@@ -104,6 +104,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
       builds["extensions"][name] = path;
     }
   }
+  builds["keys"] = request.extension_keys;
   fs::path builds_file = request.out_dir / "builds.json";
   if (Status s = WriteFileAtomic(builds_file, builds.dump()); !s.ok()) return s;
 

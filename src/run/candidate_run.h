@@ -53,9 +53,10 @@ struct RunOutcome {
 
 struct RunRequest {
   std::filesystem::path candidate;
-  std::string format;                            // "kernelbench" | "native"
-  std::filesystem::path prepared;                // PreparedTask::dir
-  std::map<std::string, std::string> artifacts;  // From the compile gate.
+  std::string format;                                 // "kernelbench" | "native"
+  std::filesystem::path prepared;                     // PreparedTask::dir
+  std::map<std::string, std::string> artifacts;       // From the compile gate.
+  std::map<std::string, std::string> extension_keys;  // Likewise (CompileResult::extension_keys).
   // Set: once the child has written every trial, this decides (it may compare
   // them) whether its timed calls follow, through anvil's call clock; they get
   // a deadline of their own. Unset: the child stops after the trials.

@@ -149,8 +149,9 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
 }
 
 Result<fs::path> TaskInitArgs(const Task& task, const std::string& torch_version, const PrepareOptions& options) {
-  const std::string key = Sha256Hex(task.sha256 + "|init|" + torch_version + "|" + std::to_string(options.init_seed) +
-                                    "|" + std::to_string(kProtocolVersion));
+  // "placeholders": the file also describes forward's inputs (docs/protocol.md, init); older ones did not.
+  const std::string key = Sha256Hex(task.sha256 + "|init+placeholders|" + torch_version + "|" +
+                                    std::to_string(options.init_seed) + "|" + std::to_string(kProtocolVersion));
   const fs::path root = options.cache_dir / "tasks";
   const fs::path file = root / (task.name + "-" + key.substr(0, 16) + ".init.json");
   std::error_code ec;

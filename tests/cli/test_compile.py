@@ -91,3 +91,40 @@ def test_extensions_built_in_init_are_extracted(tmp_path):
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert verdicts[0]["status"] == "pass", (name, verdicts[0]["feedback"])
         assert list(verdicts[0]["gates"]["compile"]["artifacts"]) == ["lazy_relu"], name
+
+
+# load_inline on forward's first call, under a name made anew in every process (as candidates do to dodge torch's
+# build cache): extraction calls forward once on placeholder inputs to see the call, and the run finds the build by
+# the call's other arguments (its key), not by the name.
+FIRST_CALL_CANDIDATE = '''
+import uuid
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""@RELU@"""
+_ext = None
+
+
+def _extension():
+    global _ext
+    if _ext is None:
+        _ext = load_inline(f"relu_{uuid.uuid4().hex}", [_SOURCE], functions=["relu_forward"])
+    return _ext
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return _extension().relu_forward(x.contiguous())
+'''.replace("@RELU@", RELU_SOURCE.replace("// TOKEN", "// lazy"))
+
+
+def test_an_extension_built_on_the_first_call_under_a_name_of_its_own_is_found(tmp_path):
+    candidate = tmp_path / "first_call_kb.py"
+    candidate.write_text(FIRST_CALL_CANDIDATE)
+    verdicts, proc = eval_json("--task", RELU, "--candidate", str(candidate), "--no-perf")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    v = verdicts[0]
+    assert v["status"] == "pass", v["feedback"]
+    [name] = v["gates"]["compile"]["artifacts"]
+    assert name.startswith("relu_"), name  # The extraction's name; the run's own was another uuid.

@@ -100,6 +100,36 @@ def test_runs_report_their_sandbox_layers(verdicts):
     assert "rlimits" in v["gates"]["run"]["sandbox"]
 
 
+LEGIT = ROOT / "tests" / "redteam" / "legit"
+
+
+def legit_candidates():
+    return sorted(p for p in LEGIT.iterdir() if p.suffix in (".py", ".cpp"))
+
+
+@pytest.fixture(scope="module")
+def legit_verdicts():
+    """Every legitimate candidate on its task (`anvil-task:`, an example task's name; relu by default), timed."""
+    by_task = {}
+    for p in legit_candidates():
+        by_task.setdefault(header(p, "task") or "relu", []).append(str(p))
+    got = {}
+    for task, paths in by_task.items():
+        verdicts, proc = eval_json("--task", str(EXAMPLES / "tasks" / f"{task}.py"), "--candidate", *paths,
+                                   "--trials", "3", "--baselines", "none", "--warmup", "2", "--iters", "5")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        got.update({v["candidate"]["path"].split("/")[-1]: v for v in verdicts})
+    return got
+
+
+@pytest.mark.parametrize("name", [p.name for p in legit_candidates()])
+def test_legitimate_candidate_passes(legit_verdicts, name):
+    v = legit_verdicts[name]
+    assert header(LEGIT / name, "expect") == "pass"
+    assert v["status"] == "pass", v["feedback"]
+    assert v["gates"]["perf"]["ran"], v["gates"]["perf"]
+
+
 def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
     # With the sandbox, the cached reference outputs cannot be opened and the attempt is reported...
     v = verdicts["d6_read_reference_native.cpp"]
