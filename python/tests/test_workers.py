@@ -206,3 +206,28 @@ def test_init_describes_forwards_inputs_as_placeholders(tmp_path):
                    cwd=ROOT / "python")
     init = json.loads(out.read_text())
     assert [(d["dtype"], d["shape"]) for d in init["inputs"]] == [("float32", [32, 256])], init
+
+
+def test_the_timers_state_is_read_only_once_it_times(tmp_path):
+    # Native code in the candidate's process that rewrites what a timed call relies on (the driver's entry points,
+    # catalog D8; on the CPU the clock it reads through a GOT slot) faults instead: the page is sealed at the first
+    # call, the GOT bound at load and read-only (full RELRO).
+    lib = Path(os.environ.get("ANVIL_BIN", ROOT / "build" / "anvil")).parent / "libanvil_timer.so"
+    symbols = subprocess.run(["nm", str(lib)], capture_output=True, text=True, check=True).stdout
+    offset = next(int(line.split()[0], 16) for line in symbols.splitlines() if line.endswith("g_sealedE"))
+    dynamic = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True, check=True).stdout
+    assert "BIND_NOW" in dynamic, dynamic
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"""
+import ctypes, sys
+from anvil_py.timing import CompiledTimer
+timer = CompiledTimer({str(lib)!r}, cuda=False)
+timer.call(lambda: None, None, None)
+base = next(int(l.split("-")[0], 16) for l in open("/proc/self/maps") if l.rstrip().endswith("libanvil_timer.so"))
+print("timed", flush=True)
+ctypes.memset(base + {offset}, 0, 8)
+print("wrote", flush=True)
+""")
+    run = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    assert run.stdout == "timed\n" and run.returncode == -11, (run.returncode, run.stdout, run.stderr[-2000:])

@@ -17,6 +17,8 @@ class ArtifactCache {
  public:
   explicit ArtifactCache(std::filesystem::path root) : root_(std::move(root)) {}
 
+  const std::filesystem::path& root() const { return root_; }
+
   // The published folder for `key`, if any; its mtime becomes now (errors ignored).
   std::optional<std::filesystem::path> Lookup(const std::string& key) const;
   // The lock file builders of `key` hold while building (root/locks is created).

@@ -109,6 +109,9 @@ struct Job {
   // of cuda.cu after anvil's preamble (0: no preamble).
   std::optional<std::size_t> nvcc_command;
   int nvcc_first_own_line = 0;
+  // What the compilers read besides the system's folders (compile/compiler_sandbox.h); they write the scratch
+  // folder only.
+  std::vector<fs::path> reads;
 };
 
 // Which headers built cuda.cu: a file in the artifact's folder, so a cached
@@ -144,6 +147,12 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       return "";
     }
   }
+  auto box = CompilerSandbox::Make({job.reads, {scratch.value()}});
+  if (!box.ok()) {
+    result.log += "[anvil] " + box.message() + "\n";
+    (void)RemoveTree(scratch.value());
+    return "";
+  }
   auto in_scratch = [&](std::vector<std::string> argv) {
     for (auto& a : argv) {
       if (a.rfind("@SCRATCH@", 0) == 0) a = (scratch.value() / a.substr(9)).string();
@@ -164,8 +173,8 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
       commands[0].insert(commands[0].begin() + 1, flags.begin(), flags.end());
     }
     auto compile = [&](const std::vector<std::string>& argv) {
-      if (job.nvcc_command != i) return RunCompiler(argv, options.deadline);
-      return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline,
+      if (job.nvcc_command != i) return RunCompiler(argv, options.deadline, box.value());
+      return RunNvccInPhases(argv, scratch.value() / "nvcc-tmp", options.deadline, box.value(),
                              HostPchUse{&PchCache(cache), job.nvcc_first_own_line});
     };
     if (!job.first_try || job.first_try->first != i) return compile(commands[i]);
@@ -373,6 +382,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     common.push_back(torch.python_include);
 
     Job job;
+    job.reads = CompilerReads(backend, &torch, {cache.root(), PchCache(cache).root()});
     job.artifact = ext.name + torch.ext_suffix;
     job.files.emplace_back("main.cpp", main_cpp);
     std::vector<std::string> cxx = {"g++"};
@@ -430,7 +440,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     std::optional<TorchPch> pch;
     std::string pch_log;
     job.first_flags = [&]() -> std::vector<std::string> {
-      pch = TorchExtensionPch(pch_flags, torch.torch_version, PchCache(cache), options, pch_log);
+      pch = TorchExtensionPch(pch_flags, torch.torch_version, PchCache(cache), options, job.reads, pch_log);
       if (!pch) return {};
       return {"-I", pch->include_dir.string(), "-Winvalid-pch"};
     };
@@ -473,6 +483,7 @@ CompileResult BuildNative(const fs::path& source, const CandidateSource& candida
   }
   std::string file_name = cuda ? "candidate.cu" : "candidate.cpp";
   Job job;
+  job.reads = CompilerReads(backend, nullptr, {});
   job.artifact = "libcandidate.so";
   job.files.emplace_back(file_name, candidate.text);
   std::vector<std::string> cmd = {backend.NativeCompiler()};

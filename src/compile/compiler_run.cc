@@ -9,7 +9,8 @@ namespace anvil {
 
 constexpr std::size_t kCompilerLogCap = 4 << 20;
 
-ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline) {
+ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline,
+                                const CompilerSandbox& box) {
   ProcessSpec spec;
   spec.argv = std::move(argv);
   spec.deadline = deadline;
@@ -17,11 +18,14 @@ ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::mill
   spec.max_file_bytes = kCompilerMaxFileBytes;
   spec.nice = kCompilerNice;
   spec.env = {{"LC_ALL", "C"}};
+  if (!box.temp_dir().empty()) spec.env.emplace_back("TMPDIR", box.temp_dir().string());
+  spec.sandbox = box.sandbox();
   return spec;
 }
 
-Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline) {
-  auto r = RunProcess(CompilerProcessSpec(argv, deadline));
+Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline,
+                                const CompilerSandbox& box) {
+  auto r = RunProcess(CompilerProcessSpec(argv, deadline, box));
   if (!r.ok()) {
     return Status::Error(r.message() +
                          " — is the toolchain installed? (scripts/setup.sh installs g++; nvcc comes "

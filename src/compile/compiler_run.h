@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/compiler_sandbox.h"
 #include "core/status.h"
 #include "core/subprocess.h"
 
@@ -35,11 +36,14 @@ inline constexpr std::uintmax_t kCompilerMaxFileBytes = std::uintmax_t{2} << 30;
 inline constexpr int kCompilerNice = 10;
 
 // A compiler's process: `argv` under `deadline`, niced, its files capped at
-// kCompilerMaxFileBytes, its log kept up to 4 MB, in the C locale.
-ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline);
+// kCompilerMaxFileBytes, its log kept up to 4 MB, in the C locale, inside
+// `box` (its temporary files in the box's first writable folder).
+ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::milliseconds deadline,
+                                const CompilerSandbox& box);
 
 // Error only when the compiler could not be started (e.g. not installed).
-Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline);
+Result<CompilerRun> RunCompiler(const std::vector<std::string>& argv, std::chrono::seconds deadline,
+                                const CompilerSandbox& box);
 
 // `<compiler> --version`'s first line, memoized per compiler; "" if unknown.
 std::string CompilerIdentity(const std::string& compiler);

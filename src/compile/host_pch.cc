@@ -94,7 +94,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
                            const RunLine& run_line) {
   HostCompile out;
   auto plain = [&] {
-    out.run = run_line(final);
+    out.run = run_line(final, {});
     return std::move(out);
   };
   if (const char* off = std::getenv("ANVIL_HOST_PCH"); off != nullptr && std::string(off) == "0") return plain();
@@ -112,7 +112,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
     // named after it); the registration code it includes is found beside it.
     const std::string own = "#include \"" + (*dir / kHostPchHeader).string() + "\"\n" + std::string(split->rest);
     if (!WriteFileAtomic(files->input, own).ok()) return plain();
-    out.run = run_line(ReplaceAll(final, " -c ", " -Winvalid-pch -c "));
+    out.run = run_line(ReplaceAll(final, " -c ", " -Winvalid-pch -c "), {});
     out.use = "cached";
     if (out.run.ok() && out.run.value().Succeeded()) {
       out.log += "[anvil] nvcc's host compile used the precompiled torch part in " + dir->string() + "\n";
@@ -123,7 +123,7 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
         "[anvil] the host compile with the precompiled torch part failed; compiling cudafe++'s output as it is\n";
     out.use = "";
     if (!WriteFileAtomic(files->input, text.value()).ok()) return out;
-    out.run = run_line(final);
+    out.run = run_line(final, {});
     return out;
   }
 
@@ -146,8 +146,8 @@ HostCompile RunHostCompile(const std::string& final, int first_own_line, const A
   }
   std::string build = ReplaceAll(final, "\"" + files->input + "\"", "-x c++-header \"" + header.string() + "\"");
   build = ReplaceAll(build, "\"" + files->output + "\"", "\"" + header.string() + ".gch\"");
-  auto pch = std::async(std::launch::async, [&] { return run_line(build); });
-  out.run = run_line(final);
+  auto pch = std::async(std::launch::async, [&] { return run_line(build, scratch.value()); });
+  out.run = run_line(final, {});
   auto built = pch.get();
   if (built.ok() && built.value().Succeeded()) {
     if (cache.Publish(key, scratch.value()).ok()) {

@@ -46,8 +46,11 @@ std::optional<CudafeSplit> SplitCudafeOutput(std::string_view text, int first_ow
 // with the main file's path spelled as "cuda.cu".
 std::string HostPchKey(const std::string& final, const CudafeSplit& split, const std::string& compiler_identity);
 
-// Runs a command line of the dry run (with nvcc's environment).
-using RunLine = std::function<Result<ProcessResult>(const std::string& line)>;
+// Runs a command line of the dry run (with nvcc's environment), in the
+// build's sandbox and, when `also_writing` is set, with that folder writable
+// too (the precompiled header's own).
+using RunLine =
+    std::function<Result<ProcessResult>(const std::string& line, const std::filesystem::path& also_writing)>;
 
 struct HostCompile {
   Result<ProcessResult> run = Status::Error("not run");

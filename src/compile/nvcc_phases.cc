@@ -49,9 +49,10 @@ std::string Script(const NvccPhases& phases, const std::vector<std::string>& lin
   return script;
 }
 
-Result<ProcessResult> RunScript(const std::string& script, std::chrono::steady_clock::time_point end) {
+Result<ProcessResult> RunScript(const std::string& script, std::chrono::steady_clock::time_point end,
+                                const CompilerSandbox& box) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-  return RunProcess(CompilerProcessSpec({"/bin/sh", "-c", script}, std::max(left, std::chrono::milliseconds(1))));
+  return RunProcess(CompilerProcessSpec({"/bin/sh", "-c", script}, std::max(left, std::chrono::milliseconds(1)), box));
 }
 
 }  // namespace
@@ -98,9 +99,10 @@ std::optional<NvccPhases> ParseNvccDryRun(const std::string& dry_run_err) {
 }
 
 Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const fs::path& temp_dir,
-                                    std::chrono::seconds deadline, const HostPchUse& host_pch) {
+                                    std::chrono::seconds deadline, const CompilerSandbox& box,
+                                    const HostPchUse& host_pch) {
   if (const char* off = std::getenv("ANVIL_NVCC_PHASES"); off != nullptr && std::string(off) == "0") {
-    return RunCompiler(argv, deadline);
+    return RunCompiler(argv, deadline, box);
   }
   const auto start = std::chrono::steady_clock::now();
   const auto end = start + deadline;
@@ -108,14 +110,14 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
   fs::create_directories(temp_dir, ec);
   std::vector<std::string> dry_argv = argv;
   dry_argv.push_back("-dryrun");
-  ProcessSpec dry = CompilerProcessSpec(std::move(dry_argv), std::chrono::seconds(30));
+  ProcessSpec dry = CompilerProcessSpec(std::move(dry_argv), std::chrono::seconds(30), box);
   dry.env.emplace_back("TMPDIR", temp_dir.string());
   auto listed = RunProcess(dry);
   std::optional<NvccPhases> phases;
   if (listed.ok() && listed.value().Succeeded()) phases = ParseNvccDryRun(listed.value().err);
   if (!phases) {
     (void)RemoveTree(temp_dir);
-    return RunCompiler(argv, deadline);
+    return RunCompiler(argv, deadline, box);
   }
 
   // Any name both front ends agree on will do. It names the translation
@@ -125,8 +127,8 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
   // its own, and the names it forms are hidden in it.
   const std::string id = "_anvil_7_cuda_cu";
   if (Status s = WriteFileAtomic(phases->module_id_file, id); !s.ok()) return s;
-  auto host = std::async(std::launch::async, [&] { return RunScript(Script(*phases, phases->host), end); });
-  auto device = RunScript(Script(*phases, phases->device), end);
+  auto host = std::async(std::launch::async, [&] { return RunScript(Script(*phases, phases->host), end, box); });
+  auto device = RunScript(Script(*phases, phases->device), end, box);
   auto front = host.get();
   CompilerRun run;
   if (front.ok()) run.step_seconds["nvcc_host_front"] = front.value().wall_seconds;
@@ -144,7 +146,12 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
     ok = front.value().Succeeded() && device.value().Succeeded();
   }
   if (ok) {
-    auto run_line = [&](const std::string& line) { return RunScript(Script(*phases, {line}), end); };
+    auto run_line = [&](const std::string& line, const fs::path& also_writing) -> Result<ProcessResult> {
+      if (also_writing.empty()) return RunScript(Script(*phases, {line}), end, box);
+      auto wider = box.With({}, {also_writing});
+      if (!wider.ok()) return wider.status();
+      return RunScript(Script(*phases, {line}), end, wider.value());
+    };
     Result<ProcessResult> last = Status::Error("");
     if (host_pch.cache != nullptr && host_pch.first_own_line > 0) {
       HostCompile host = RunHostCompile(phases->final, host_pch.first_own_line, *host_pch.cache, run_line);
@@ -152,7 +159,7 @@ Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const 
       if (host.use == "built") run.step_seconds["nvcc_host_pch"] = host.pch_seconds;
       last = std::move(host.run);
     } else {
-      last = run_line(phases->final);
+      last = run_line(phases->final, {});
     }
     if (!last.ok()) return last.status();
     run.step_seconds["nvcc_host_compile"] = last.value().wall_seconds;

@@ -43,7 +43,7 @@ std::optional<NvccPhases> ParseNvccDryRun(const std::string& dry_run_err);
 // as it is. `temp_dir` holds nvcc's intermediate files (created, then
 // removed). The log is what nvcc would print: the host front end's output, the
 // device steps' output unless the host front end failed, the host compiler's.
-// With `host_pch` set, the host compile uses (or makes) the precompiled
+// Every step runs inside `box`. With `host_pch` set, the host compile uses (or makes) the precompiled
 // part of cudafe++'s output that comes before the source's line
 // `first_own_line` (everything before it is anvil's fixed preamble).
 struct HostPchUse {
@@ -51,6 +51,7 @@ struct HostPchUse {
   int first_own_line = 0;
 };
 Result<CompilerRun> RunNvccInPhases(const std::vector<std::string>& argv, const std::filesystem::path& temp_dir,
-                                    std::chrono::seconds deadline, const HostPchUse& host_pch = {});
+                                    std::chrono::seconds deadline, const CompilerSandbox& box,
+                                    const HostPchUse& host_pch = {});
 
 }  // namespace anvil

@@ -79,6 +79,7 @@ class NvccPhasesBuildTest : public ::testing::Test {
     auto r = RunProcess(probe);
     if (!r.ok() || !r.value().Succeeded()) GTEST_SKIP() << "no nvcc on this machine";
     dir_ = MakeTempDir("anvil-nvcc-phases-").value();
+    box_ = CompilerSandbox::Make({{}, {dir_}}).value();  // As in a build: the compiles write the test's folder.
   }
   void TearDown() override {
     if (!dir_.empty()) (void)RemoveTree(dir_);
@@ -97,6 +98,7 @@ class NvccPhasesBuildTest : public ::testing::Test {
   }
   std::string nvcc_;
   fs::path dir_;
+  CompilerSandbox box_;
 };
 
 TEST_F(NvccPhasesBuildTest, BuildsTheSameDeviceCodeAsNvcc) {
@@ -107,7 +109,7 @@ TEST_F(NvccPhasesBuildTest, BuildsTheSameDeviceCodeAsNvcc) {
                               "}\n"
                               "void launch(float* x, float a, int n) { scale<<<(n + 255) / 256, 256>>>(x, a, n); }\n")
                   .ok());
-  auto phased = RunNvccInPhases(Compile("phased.o"), dir_ / "tmp", std::chrono::seconds(120));
+  auto phased = RunNvccInPhases(Compile("phased.o"), dir_ / "tmp", std::chrono::seconds(120), box_);
   ASSERT_TRUE(phased.ok()) << phased.message();
   ASSERT_TRUE(phased.value().ok) << phased.value().log;
   EXPECT_NE(phased.value().log.find("ran at once"), std::string::npos) << phased.value().log;
@@ -121,7 +123,7 @@ TEST_F(NvccPhasesBuildTest, BuildsTheSameDeviceCodeAsNvcc) {
   EXPECT_LE(std::max(steps.at("nvcc_host_front"), steps.at("nvcc_device")) + steps.at("nvcc_host_compile"),
             phased.value().seconds);
   EXPECT_FALSE(fs::exists(dir_ / "tmp"));  // nvcc's intermediate files are gone.
-  auto plain = RunCompiler(Compile("plain.o"), std::chrono::seconds(120));
+  auto plain = RunCompiler(Compile("plain.o"), std::chrono::seconds(120), box_);
   ASSERT_TRUE(plain.ok() && plain.value().ok);
   const std::string code = Section("phased.o", ".nv_fatbin");
   EXPECT_GT(code.size(), 1000u);
@@ -130,7 +132,7 @@ TEST_F(NvccPhasesBuildTest, BuildsTheSameDeviceCodeAsNvcc) {
 
 TEST_F(NvccPhasesBuildTest, ReportsTheFrontEndsErrorOnce) {
   ASSERT_TRUE(WriteFileAtomic(dir_ / "k.cu", "__global__ void broken(float* x) { x[0] = undeclared_name; }\n").ok());
-  auto phased = RunNvccInPhases(Compile("phased.o"), dir_ / "tmp", std::chrono::seconds(120));
+  auto phased = RunNvccInPhases(Compile("phased.o"), dir_ / "tmp", std::chrono::seconds(120), box_);
   ASSERT_TRUE(phased.ok()) << phased.message();
   EXPECT_FALSE(phased.value().ok);
   const std::string& log = phased.value().log;
@@ -169,7 +171,7 @@ TEST_F(NvccPhasesBuildTest, LaterBuildsUseThePrecompiledHostPartAndWriteTheSameO
                                      (folder / "k.cu").string(),
                                      "-o",
                                      (folder / "k.o").string()};
-    auto run = RunNvccInPhases(argv, folder / "tmp", std::chrono::seconds(300),
+    auto run = RunNvccInPhases(argv, folder / "tmp", std::chrono::seconds(300), box_,
                                with_pch ? HostPchUse{&cache, 4} : HostPchUse{});
     EXPECT_TRUE(run.ok()) << run.message();
     return run.ok() ? run.value() : CompilerRun{};

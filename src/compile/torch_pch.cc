@@ -41,7 +41,8 @@ std::string TorchPchKey(const std::vector<std::string>& flags, const std::string
 }
 
 std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
-                                          const ArtifactCache& cache, const BuildOptions& options, std::string& log) {
+                                          const ArtifactCache& cache, const BuildOptions& options,
+                                          const std::vector<fs::path>& reads, std::string& log) {
   if (const char* off = std::getenv("ANVIL_PCH"); off != nullptr && std::string(off) == "0") return std::nullopt;
   const std::string key = TorchPchKey(flags, torch_version);
   TorchPch pch;
@@ -85,7 +86,13 @@ std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags,
   std::vector<std::string> argv = {"g++"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", header.string(), "-o", (scratch.value() / kTorchPchFile).string()});
-  auto run = RunCompiler(argv, options.deadline);
+  auto box = CompilerSandbox::Make({reads, {scratch.value()}});
+  if (!box.ok()) {
+    log += "[anvil] no precompiled torch header: " + box.message() + "\n";
+    (void)RemoveTree(scratch.value());
+    return std::nullopt;
+  }
+  auto run = RunCompiler(argv, options.deadline, box.value());
   if (!run.ok() || !run.value().ok) {
     log += "[anvil] no precompiled torch header (building it failed; compiling without): " +
            (run.ok() ? run.value().log.substr(0, 2000) : run.message()) + "\n";

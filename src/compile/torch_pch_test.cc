@@ -36,7 +36,7 @@ TEST_F(TorchPchTest, ABuildThatFindsThePchBeingMadeGoesOnWithoutItWhenNotToWait)
   ::setenv("ANVIL_PCH_WAIT", "0", 1);
   std::string log;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(TorchExtensionPch(flags_, "2.11.0", cache, BuildOptions{}, log).has_value());
+  EXPECT_FALSE(TorchExtensionPch(flags_, "2.11.0", cache, BuildOptions{}, {}, log).has_value());
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   EXPECT_NE(log.find("compiles without it rather than wait"), std::string::npos) << log;
 }
@@ -59,7 +59,7 @@ TEST_F(TorchPchTest, ABuildThatWaitsUsesWhatTheOtherBuilt) {
     builder.reset();
   });
   std::string log;
-  const auto pch = TorchExtensionPch(flags_, "2.11.0", cache, BuildOptions{}, log);
+  const auto pch = TorchExtensionPch(flags_, "2.11.0", cache, BuildOptions{}, {}, log);
   other.join();
   ASSERT_TRUE(pch.has_value()) << log;
   EXPECT_EQ(pch->use, "cached");

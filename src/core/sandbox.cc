@@ -94,8 +94,9 @@ constexpr uint32_t kRetEperm = SECCOMP_RET_ERRNO | EPERM;
 
 // `forbid_exec`: execve and execveat kill too (when no exec of the worker
 // itself follows; an exec'd worker stacks that filter on itself,
-// python/anvil_py/no_exec.py).
-bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool forbid_exec) {
+// python/anvil_py/no_exec.py). `allow_processes` (a compiler, which runs its
+// own programs): fork, clone and exec pass, and nothing else changes.
+bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool forbid_exec, bool allow_processes) {
 #if defined(__x86_64__) || defined(__aarch64__)
   const uint32_t parent_pid = static_cast<uint32_t>(parent);
   const uint32_t other_pid = static_cast<uint32_t>(also_protected > 0 ? also_protected : parent);
@@ -114,7 +115,7 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool
       /* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
       /* 6 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
       /* 7 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
-      /* 8 */ BPF_STMT(BPF_RET | BPF_K, kRetKill),
+      /* 8 */ BPF_STMT(BPF_RET | BPF_K, allow_processes ? kRetAllow : kRetKill),
       // clone3 hides its flags in memory: ENOSYS makes libc fall back to clone.
       /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
       /* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
@@ -171,39 +172,46 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool
       /* 52 */ BPF_STMT(BPF_RET | BPF_K, kRetAllow),
       /* 53 */ BPF_STMT(BPF_RET | BPF_K, kRetEperm),
   };
-  // Always forbidden: process creation that bypasses clone, tracing and
-  // other processes' memory, io_uring (it could open sockets without
-  // socket()), namespaces, mounts (which could undo the hidden paths), bpf;
-  // with forbid_exec, replacing the process's image (last, so they can be
-  // left out: a new image inherits the worker's descriptors).
+  // Always forbidden: tracing and other processes' memory, io_uring (it
+  // could open sockets without socket()), namespaces, mounts (which could
+  // undo the hidden paths), bpf; unless processes are allowed, process
+  // creation that bypasses clone; with forbid_exec, replacing the process's
+  // image (a new image inherits the worker's descriptors).
   static constexpr long kForbidden[] = {
+      SYS_ptrace,
+      SYS_process_vm_readv,
+      SYS_process_vm_writev,
+      SYS_io_uring_setup,
+      SYS_unshare,
+      SYS_setns,
+      SYS_mount,
+      SYS_umount2,
+      SYS_pivot_root,
+      SYS_move_mount,
+      SYS_open_tree,
+      SYS_fsopen,
+      SYS_fsmount,
+      SYS_fsconfig,
+      SYS_mount_setattr,
+      SYS_bpf,
+  };
+  static constexpr long kProcessCalls[] = {
 #if defined(__x86_64__)
     SYS_fork,
     SYS_vfork,
 #endif
-    SYS_ptrace,
-    SYS_process_vm_readv,
-    SYS_process_vm_writev,
-    SYS_io_uring_setup,
-    SYS_unshare,
-    SYS_setns,
-    SYS_mount,
-    SYS_umount2,
-    SYS_pivot_root,
-    SYS_move_mount,
-    SYS_open_tree,
-    SYS_fsopen,
-    SYS_fsmount,
-    SYS_fsconfig,
-    SYS_mount_setattr,
-    SYS_bpf,
-    SYS_execve,
-    SYS_execveat,
+    0,  // (none on aarch64: no array of size 0)
   };
-  constexpr std::size_t kExecCalls = 2;  // The last two above.
+  static constexpr long kExecCalls[] = {SYS_execve, SYS_execveat};
   constexpr std::size_t kHead = sizeof(head) / sizeof(head[0]);
-  constexpr std::size_t kMax = sizeof(kForbidden) / sizeof(kForbidden[0]);
-  const std::size_t count = forbid_exec ? kMax : kMax - kExecCalls;
+  constexpr std::size_t kProcesses = sizeof(kProcessCalls) / sizeof(kProcessCalls[0]) - 1;
+  constexpr std::size_t kExec = sizeof(kExecCalls) / sizeof(kExecCalls[0]);
+  constexpr std::size_t kMax = sizeof(kForbidden) / sizeof(kForbidden[0]) + kProcesses + kExec;
+  long forbidden[kMax];
+  std::size_t count = 0;
+  for (long call : kForbidden) forbidden[count++] = call;
+  for (std::size_t i = 0; i < kProcesses && !allow_processes; ++i) forbidden[count++] = kProcessCalls[i];
+  for (std::size_t i = 0; i < kExec && forbid_exec && !allow_processes; ++i) forbidden[count++] = kExecCalls[i];
 #if defined(__x86_64__)
   // x32 calls carry this bit in their number, so none of the checks above
   // sees them: where the kernel has that ABI, they would all pass.
@@ -217,7 +225,7 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool
   for (std::size_t i = 0; i < count; ++i, ++n) {
     // Jump over the remaining checks and the ALLOW to the KILL.
     const auto to_kill = static_cast<unsigned char>(count - i + kX32);
-    filter[n] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(kForbidden[i]), to_kill, 0);
+    filter[n] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(forbidden[i]), to_kill, 0);
   }
 #if defined(__x86_64__)
   filter[n++] = BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */, 1, 0);
@@ -231,6 +239,7 @@ bool InstallSeccomp(pid_t parent, pid_t parent_group, pid_t also_protected, bool
   (void)parent_group;
   (void)also_protected;
   (void)forbid_exec;
+  (void)allow_processes;
   return false;
 #endif
 }
@@ -335,6 +344,7 @@ std::string Sandbox::Describe() const {
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
                       {"forbid_syscalls", policy_.forbid_syscalls},
+                      {"allow_processes", policy_.allow_processes},
                       {"user_namespace", policy_.user_namespace},
                       {"network_namespace", policy_.network_namespace}};
   return j.dump();
@@ -357,6 +367,7 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
     box->policy_.forbid_syscalls = j.at("forbid_syscalls").get<bool>();
+    box->policy_.allow_processes = j.at("allow_processes").get<bool>();
     box->policy_.user_namespace = j.at("user_namespace").get<bool>();
     box->policy_.network_namespace = j.at("network_namespace").get<bool>();
   } catch (const nlohmann::json::exception&) {
@@ -415,7 +426,8 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
   if (ruleset_fd_ >= 0 && syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) == 0) {
     layers |= kSandboxLandlock | (signal_scoped_ ? static_cast<uint32_t>(kSandboxSignals) : 0u);
   }
-  if (policy_.forbid_syscalls && InstallSeccomp(parent, parent_group, also_protected, !exec_follows))
+  if (policy_.forbid_syscalls &&
+      InstallSeccomp(parent, parent_group, also_protected, !exec_follows, policy_.allow_processes))
     layers |= kSandboxSeccomp;
   return layers;
 }

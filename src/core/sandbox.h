@@ -46,9 +46,12 @@ struct SandboxPolicy {
   std::vector<std::filesystem::path> hidden;
   std::uintmax_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;
-  bool confine_files = true;      // Landlock.
-  bool scope_signals = true;      // Landlock's signal scope (ABI 6), with confine_files.
-  bool forbid_syscalls = true;    // seccomp.
+  bool confine_files = true;    // Landlock.
+  bool scope_signals = true;    // Landlock's signal scope (ABI 6), with confine_files.
+  bool forbid_syscalls = true;  // seccomp.
+  // seccomp lets the child create processes and run programs (a compiler
+  // runs its own); every other forbidden call still kills.
+  bool allow_processes = false;
   bool user_namespace = true;     // No capabilities over other processes.
   bool network_namespace = true;  // No network interfaces.
   // In the private mount namespace (needs the user namespace), every mount

@@ -25,10 +25,6 @@ std::string LastLine(const std::string& text) {
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
 
-// Read-only system folders. /dev is not among them: /dev/shm holds other
-// jobs' scratch folders (trial data); device files are listed one by one.
-constexpr const char* kSystemFolders[] = {"/usr",   "/bin", "/sbin", "/lib",  "/lib32",
-                                          "/lib64", "/etc", "/opt",  "/proc", "/sys"};
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
 // trial_K/, timing_K/ and held_out_K/: inputs the candidate may read,
@@ -54,7 +50,7 @@ void ExtraPaths(const char* name, std::vector<fs::path>& paths) {
 
 SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access) {
   SandboxPolicy policy;
-  for (const char* f : kSystemFolders) policy.read_only.emplace_back(f);
+  for (const auto& f : SystemReadFolders()) policy.read_only.push_back(f);
   for (const auto& p : torch.python_paths) policy.read_only.emplace_back(p);
   for (const auto& p : access.read) policy.read_only.push_back(p);
   // Paths a device driver needs that the lists above miss (docs/sandbox.md).
@@ -80,38 +76,6 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   policy.hidden = access.hidden;
   policy.max_file_bytes = access.max_file_bytes;
   return policy;
-}
-
-Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& policy) {
-  if (switches == "0" || switches == "off") return false;
-  std::size_t start = 0;
-  while (start <= switches.size()) {
-    std::size_t end = switches.find(',', start);
-    if (end == std::string::npos) end = switches.size();
-    const std::string word = switches.substr(start, end - start);
-    start = end + 1;
-    if (word.empty() || word == "1" || word == "on") continue;
-    if (word == "-landlock") {
-      policy.confine_files = false;
-    } else if (word == "-seccomp") {
-      policy.forbid_syscalls = false;
-    } else if (word == "-userns") {
-      policy.user_namespace = false;
-    } else if (word == "-netns") {
-      policy.network_namespace = false;
-    } else if (word == "-rofs") {
-      policy.read_only_mounts = false;
-    } else if (word == "-root") {
-      policy.own_root = false;
-    } else if (word == "-signals") {
-      policy.scope_signals = false;
-    } else {
-      return Status::Error(
-          "ANVIL_SANDBOX: unknown switch '" + word +
-          "' (use 0, or a comma list of -landlock, -signals, -seccomp, -userns, -netns, -rofs, -root)");
-    }
-  }
-  return true;
 }
 
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {

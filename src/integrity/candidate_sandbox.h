@@ -18,6 +18,7 @@
 
 #include "backend/torch_info.h"
 #include "core/sandbox.h"
+#include "core/sandbox_switches.h"
 #include "core/status.h"
 #include "integrity/rule_hit.h"
 
@@ -39,10 +40,6 @@ struct CandidateAccess {
 
 // The policy for `access`, before ANVIL_SANDBOX is applied.
 SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& access);
-
-// Applies a switch list like ANVIL_SANDBOX's ("0", "off", "-landlock,-userns");
-// false when everything is off. Error on an unknown word.
-Result<bool> ApplySandboxSwitches(const std::string& switches, SandboxPolicy& policy);
 
 // CandidatePolicy with $ANVIL_SANDBOX (else access.switches) applied,
 // prepared; nullptr (no error) when sandboxing is turned off.

@@ -13,6 +13,7 @@
 // torch), so the library loads on every machine; without a device it times
 // on the host's monotonic clock.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,11 +42,26 @@ struct Driver {
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
 };
 
-Driver g_driver;
-CUevent g_start = nullptr;
-CUevent g_end = nullptr;
-bool g_cuda = false;
+// What a timed call relies on — the driver's entry points, the two events,
+// whether CUDA is in use — on a page of its own, made read-only before the
+// first timed call (Seal): native code in the process would need mprotect (a
+// named cheat) to point a timed call elsewhere (catalog D4, D8). The code
+// reaches it by a fixed offset, through no pointer; the library is linked
+// with full RELRO, so no lazily bound GOT slot (clock_gettime's) is writable
+// either.
+struct alignas(4096) Sealed {
+  Driver driver;
+  CUevent start = nullptr;
+  CUevent end = nullptr;
+  bool cuda = false;
+};
+Sealed g_sealed;
+bool g_is_sealed = false;
 bool g_l2_reset = true;
+
+void Seal() {
+  if (!g_is_sealed) g_is_sealed = mprotect(&g_sealed, sizeof g_sealed, PROT_READ) == 0;
+}
 char g_error[512] = "";
 
 // The channel's message: an 8-byte tag, the nonce, a time (timing.py _MESSAGE).
@@ -58,7 +74,7 @@ static_assert(sizeof(Message) == 24, "the message is 24 bytes, packed like struc
 
 void SetError(const char* what, CUresult r) {
   const char* text = nullptr;
-  if (g_driver.get_error_string != nullptr) g_driver.get_error_string(r, &text);
+  if (g_sealed.driver.get_error_string != nullptr) g_sealed.driver.get_error_string(r, &text);
   std::snprintf(g_error, sizeof g_error, "%s failed: CUDA error %d (%s)", what, r, text ? text : "unknown");
 }
 
@@ -136,14 +152,19 @@ __attribute__((visibility("default"))) int anvil_timer_open_cuda() {
     return -1;
   }
   (void)Resolve(lib, d.get_error_string, "cuGetErrorString");
-  g_driver = d;
-  for (CUevent* e : {&g_start, &g_end}) {
-    if (CUresult r = g_driver.event_create(e, 0); r != 0) {
+  if (g_is_sealed) {
+    std::snprintf(g_error, sizeof g_error, "the timer is already sealed");
+    return -1;
+  }
+  g_sealed.driver = d;
+  for (CUevent* e : {&g_sealed.start, &g_sealed.end}) {
+    if (CUresult r = g_sealed.driver.event_create(e, 0); r != 0) {
       SetError("cuEventCreate", r);
       return -1;
     }
   }
-  g_cuda = true;
+  g_sealed.cuda = true;
+  Seal();
   return 0;
 }
 
@@ -151,8 +172,8 @@ __attribute__((visibility("default"))) int anvil_timer_open_cuda() {
 // take the set-aside away and demote them. 0; 1 where the device does not
 // support it (e.g. MIG: not tried again).
 __attribute__((visibility("default"))) int anvil_timer_reset_l2() {
-  if (!g_cuda || !g_l2_reset) return 1;
-  if (g_driver.ctx_set_limit(kLimitPersistingL2, 0) != 0 || g_driver.ctx_reset_persisting_l2() != 0) {
+  if (!g_sealed.cuda || !g_l2_reset) return 1;
+  if (g_sealed.driver.ctx_set_limit(kLimitPersistingL2, 0) != 0 || g_sealed.driver.ctx_reset_persisting_l2() != 0) {
     g_l2_reset = false;
     return 1;
   }
@@ -165,6 +186,7 @@ __attribute__((visibility("default"))) int anvil_timer_reset_l2() {
 // `stream`: the stream the events are recorded on (CUDA). Returns the
 // milliseconds, or -1 (CUDA failed), -2 (the channel), -3 (forward raised).
 __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(), void* stream, int go_fd, int done_fd) {
+  Seal();
   const bool channel = go_fd >= 0 && done_fd >= 0;
   uint64_t nonce = 0;
   if (channel) {
@@ -178,24 +200,24 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
     nonce = go.nonce;
   }
   double ms = 0;
-  if (g_cuda) {
+  if (g_sealed.cuda) {
     auto s = static_cast<CUstream>(stream);
-    if (CUresult r = g_driver.event_record(g_start, s); r != 0) {
+    if (CUresult r = g_sealed.driver.event_record(g_sealed.start, s); r != 0) {
       SetError("cuEventRecord", r);
       return -1;
     }
     if (forward() != 0) return -3;
-    if (CUresult r = g_driver.event_record(g_end, s); r != 0) {
+    if (CUresult r = g_sealed.driver.event_record(g_sealed.end, s); r != 0) {
       SetError("cuEventRecord", r);
       return -1;
     }
     // The whole device: work on any stream ends inside anvil's wall time.
-    if (CUresult r = g_driver.ctx_synchronize(); r != 0) {
+    if (CUresult r = g_sealed.driver.ctx_synchronize(); r != 0) {
       SetError("cuCtxSynchronize", r);
       return -1;
     }
     float elapsed = 0;
-    if (CUresult r = g_driver.event_elapsed(&elapsed, g_start, g_end); r != 0) {
+    if (CUresult r = g_sealed.driver.event_elapsed(&elapsed, g_sealed.start, g_sealed.end); r != 0) {
       SetError("cuEventElapsedTime", r);
       return -1;
     }
