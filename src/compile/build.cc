@@ -15,6 +15,7 @@
 #include "core/file_lock.h"
 #include "core/files.h"
 #include "core/sha256.h"
+#include "integrity/symbol_scan.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -487,13 +488,32 @@ CompileResult BuildNative(const fs::path& source, const CandidateSource& candida
   job.artifact = "libcandidate.so";
   job.files.emplace_back(file_name, candidate.text);
   std::vector<std::string> cmd = {backend.NativeCompiler()};
-  Append(cmd, backend.NativeFlags((SourceDir() / "include").string()));
-  Append(cmd, {"@SCRATCH@" + file_name, "-o", "@SCRATCH@" + job.artifact});
-  job.commands.push_back(cmd);
-  job.phases.push_back(cuda ? "nvcc" : "cxx");
+  const std::vector<std::string> flags = backend.NativeFlags((SourceDir() / "include").string());
+  if (cuda) {
+    // Compiled, then linked: nvcc links cudart statically, whose own calls (threads, dlopen) would hide the
+    // candidate's among them; the object keeps the candidate's alone for the symbol scan (kPrelinkObject).
+    for (const auto& f : flags) {
+      if (f != "-shared") cmd.push_back(f);
+    }
+    Append(cmd, {"-c", "@SCRATCH@" + file_name, "-o", std::string("@SCRATCH@") + kPrelinkObject});
+    job.commands.push_back(cmd);
+    job.phases.push_back("nvcc");
+    std::vector<std::string> link = {backend.NativeCompiler(), "-shared"};
+    Append(link, backend.ArchFlags());
+    Append(link, {std::string("@SCRATCH@") + kPrelinkObject, "-o", "@SCRATCH@" + job.artifact});
+    job.commands.push_back(link);
+    job.phases.push_back("link");
+  } else {
+    Append(cmd, flags);
+    Append(cmd, {"@SCRATCH@" + file_name, "-o", "@SCRATCH@" + job.artifact});
+    job.commands.push_back(cmd);
+    job.phases.push_back("cxx");
+  }
   auto header = ReadFile(SourceDir() / "include/anvil/native.h");
-  job.key = Sha256Hex("native-v1\n" + candidate.text + "\n" + JoinCommand(cmd) + "\n" +
-                      CompilerIdentity(backend.NativeCompiler()) + (header.ok() ? header.value() : ""));
+  std::string commands;
+  for (const auto& c : job.commands) commands += JoinCommand(c) + "\n";
+  job.key = Sha256Hex("native-v1\n" + candidate.text + "\n" + commands + CompilerIdentity(backend.NativeCompiler()) +
+                      (header.ok() ? header.value() : ""));
   bool was_cached = false;
   std::string artifact = RunJob(job, cache, options, result, was_cached);
   result.cached = was_cached;

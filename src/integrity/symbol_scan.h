@@ -21,7 +21,8 @@ namespace anvil {
 // compute op such as matmul or relu; other ATen ops are evidence). With
 // `libc_level` (artifacts that link the C runtime dynamically: CPU builds and
 // kernelbench extensions, not nvcc's statically linked cudart): so.thread,
-// so.process, so.native_tamper (cheat) and so.stream_create (evidence).
+// so.signal, so.process, so.native_tamper (cheat) and so.stream_create
+// (evidence). Weak references count as calls.
 // so.python_api (cheat): the C API's ways to run Python code (PyRun_*,
 // PyImport_*, ...); for a `native` artifact, any Python symbol at all.
 std::vector<RuleHit> ScanSymbols(const std::vector<std::string>& undefined, std::string_view artifact_name,
@@ -36,8 +37,14 @@ Result<std::vector<std::string>> UndefinedSymbols(const std::filesystem::path& s
 // the kernel's own name, so these name the kernels the build contains.
 Result<std::vector<std::string>> DefinedFunctions(const std::filesystem::path& shared_object);
 
+// A native CUDA build's object before it is linked with nvcc's static
+// cudart, kept beside the library (compile/build.cc).
+inline constexpr char kPrelinkObject[] = "candidate.o";
+
 // ScanSymbols over every artifact (name -> path, as in CompileResult); an
-// artifact nm cannot read gives an evidence hit so.unscanned.
+// artifact nm cannot read gives an evidence hit so.unscanned. Where the
+// artifact's pre-link object lies beside it, that object is scanned instead,
+// with every rule (`libc_level`).
 std::vector<RuleHit> ScanArtifacts(const std::map<std::string, std::string>& artifacts, bool libc_level);
 
 }  // namespace anvil

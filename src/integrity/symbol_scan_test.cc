@@ -61,7 +61,78 @@ TEST(ScanSymbolsTest, RunningPythonIsACheatAndANativeLibraryMayNotTouchPythonAtA
   EXPECT_TRUE(Has(ScanSymbols(pybind, "libcandidate.so", false, /*native=*/true), "so.python_api", "cheat"));
 }
 
+// Red-team sweep 2 (issue 4): what a native candidate reached without a listed name.
+TEST(ScanSymbolsTest, HiddenThreadsSignalsLoaderWalksAndBlasSpellingsAreCheats) {
+  for (const char* thread : {"clone", "__clone", "timer_create", "GOMP_parallel_start", "mq_notify"}) {
+    EXPECT_TRUE(Has(ScanSymbols({thread}, "k.so", true), "so.thread", "cheat")) << thread;
+  }
+  for (const char* handler : {"sigaction", "signal", "setitimer", "alarm", "timer_settime"}) {
+    EXPECT_TRUE(Has(ScanSymbols({handler}, "k.so", true), "so.signal", "cheat")) << handler;
+  }
+  for (const char* walk : {"_r_debug", "getauxval", "dladdr1", "__libc_dlsym"}) {
+    EXPECT_TRUE(Has(ScanSymbols({walk}, "k.so", true), "so.native_tamper", "cheat")) << walk;
+  }
+  // MKL's Fortran BLAS as libtorch_cpu exports it, every spelling; ATen's own BLAS.
+  for (const char* blas :
+       {"SGEMM", "sgemm", "SGEMM_", "dgemv_", "isamax_", "SAXPY", "at::native::cpublas::gemm(char)"}) {
+    EXPECT_TRUE(Has(ScanSymbols({blas}, "ext.so", false), "so.vendor_library", "cheat")) << blas;
+  }
+  for (const char* other : {"strcpy", "sscanf", "dcgettext", "scalbn", "memcpy", "sgemmm"}) {
+    EXPECT_TRUE(ScanSymbols({other}, "ext.so", true).empty()) << other;
+  }
+}
+
+TEST(ScanSymbolsTest, AtenKernelsCalledPastTheDispatcherAreCompute) {
+  // at::cpu::mm runs the CPU kernel with no dispatch (no aten trace sees it).
+  auto hits = ScanSymbols({"at::cpu::mm(at::Tensor const&, at::Tensor const&)", "at::native::relu(at::Tensor const&)",
+                           "at::cuda::getCurrentCUDAStream(signed char)"},
+                          "ext.so", false);
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_EQ(hits[0].severity, "cheat");
+  EXPECT_EQ(hits[1].severity, "cheat");
+  EXPECT_EQ(hits[2].severity, "evidence");  // Not compute: the stream to launch on.
+}
+
+TEST(ScanSymbolsTest, ReachingTheInterpretersFramesIsACheatForAnExtension) {
+  for (const char* frame : {"PyEval_GetFrame", "PyThreadState_GetFrame", "PyFrame_GetLocals", "PySys_GetObject"}) {
+    EXPECT_TRUE(Has(ScanSymbols({frame}, "ext.so", false), "so.python_api", "cheat")) << frame;
+  }
+  // pybind11's own error handling walks frames it is handed: not a cheat.
+  EXPECT_TRUE(ScanSymbols({"PyFrame_GetBack", "PyFrame_GetCode", "PyEval_GetBuiltins"}, "ext.so", true).empty());
+}
+
 class SymbolFileTest : public TempDirTest {};
+
+// `asm("pthread_create") __attribute__((weak))`: no name in the source, a weak reference in the library.
+TEST_F(SymbolFileTest, AWeakReferenceUnderAnAsmLabelIsStillTheCallItNames) {
+  auto src =
+      Write("k.cpp",
+            "extern \"C\" int start(void*, const void*, void* (*)(void*), void*) asm(\"pthread_create\")\n"
+            "    __attribute__((weak));\n"
+            "static void* work(void*) { return nullptr; }\n"
+            "extern \"C\" int anvil_forward() { void* t; return start ? start(&t, nullptr, work, nullptr) : 1; }\n");
+  ProcessSpec cc;
+  cc.argv = {"g++", "-shared", "-fPIC", "-o", (dir_ / "k.so").string(), src.string()};
+  auto built = RunProcess(cc);
+  ASSERT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+  auto syms = UndefinedSymbols(dir_ / "k.so");
+  ASSERT_TRUE(syms.ok()) << syms.message();
+  EXPECT_TRUE(Has(ScanSymbols(syms.value(), "k.so", true), "so.thread", "cheat"));
+}
+
+// nvcc links cudart statically: the library's own calls hide the candidate's, its object before the link does not.
+TEST_F(SymbolFileTest, AnArtifactsPrelinkObjectIsScannedWithEveryRule) {
+  auto src =
+      Write("k.cpp", "#include <pthread.h>\nextern \"C\" int f(pthread_t* t) { return pthread_create(t, 0, 0, 0); }\n");
+  ProcessSpec cc;
+  cc.argv = {"g++", "-c", "-fPIC", "-o", (dir_ / kPrelinkObject).string(), src.string()};
+  ASSERT_TRUE(RunProcess(cc).value().Succeeded());
+  ProcessSpec link;
+  link.argv = {"g++", "-shared", "-o", (dir_ / "libcandidate.so").string(), (dir_ / kPrelinkObject).string()};
+  ASSERT_TRUE(RunProcess(link).value().Succeeded());
+  auto hits = ScanArtifacts({{"native", (dir_ / "libcandidate.so").string()}}, /*libc_level=*/false);
+  EXPECT_TRUE(Has(hits, "so.thread", "cheat"));
+}
 
 TEST_F(SymbolFileTest, TokenPastedLibraryCallShowsUpInTheBuiltObject) {
   // The source never spells cblas_sgemm: the preprocessor pastes it together.
