@@ -110,7 +110,7 @@ struct Job {
   // of cuda.cu after anvil's preamble (0: no preamble).
   std::optional<std::size_t> nvcc_command;
   int nvcc_first_own_line = 0;
-  // What the compilers read besides the system's folders (compile/compiler_sandbox.h); they write the scratch
+  // What the compilers read besides the system's folders (integrity/compiler_sandbox.h); they write the scratch
   // folder only.
   std::vector<fs::path> reads;
 };
@@ -296,14 +296,29 @@ std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::v
   return kept;
 }
 
+namespace {
+
+// The -D/-U flags of a build: the extension's name and what the candidate's flags define.
+std::vector<std::string> Defines(const std::string& name, const std::vector<std::string>& flags) {
+  std::vector<std::string> defines = {"-DTORCH_EXTENSION_NAME=" + name};
+  for (const auto& f : SafeFlags(flags, nullptr)) {
+    if (f.rfind("-D", 0) == 0 || f.rfind("-U", 0) == 0) defines.push_back(f);
+  }
+  return defines;
+}
+
+}  // namespace
+
 NativeSources NativeSourcesOf(const std::vector<ExtensionSpec>& extensions) {
   NativeSources sources;
   for (const auto& ext : extensions) {
     for (std::size_t i = 0; i < ext.cpp_sources.size(); ++i) {
-      sources.emplace_back(ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i]);
+      sources.push_back({ext.name + ".cpp_sources[" + std::to_string(i) + "]", ext.cpp_sources[i], false,
+                         Defines(ext.name, ext.extra_cflags)});
     }
     for (std::size_t i = 0; i < ext.cuda_sources.size(); ++i) {
-      sources.emplace_back(ext.name + ".cuda_sources[" + std::to_string(i) + "]", ext.cuda_sources[i]);
+      sources.push_back({ext.name + ".cuda_sources[" + std::to_string(i) + "]", ext.cuda_sources[i], true,
+                         Defines(ext.name, ext.extra_cuda_cflags)});
     }
   }
   return sources;
@@ -474,8 +489,8 @@ CompileResult BuildNative(const fs::path& source, const CandidateSource& candida
   CompileResult result;
   result.ran = true;
   result.compiler = backend.NativeCompiler();
-  result.native_sources.emplace_back(candidate.file_name, candidate.text);
   const bool cuda = backend.kind() == BackendKind::kCuda;
+  result.native_sources.push_back({candidate.file_name, candidate.text, cuda, {}});
   std::string ext = source.extension().string();
   if (!cuda && ext == ".cu") {
     result.log = "[anvil] " + candidate.file_name + " is a CUDA source but the backend is cpu; use --backend cuda\n";

@@ -9,11 +9,9 @@
 #include <vector>
 
 #include "compile/diagnostics.h"
+#include "integrity/native_source.h"
 
 namespace anvil {
-
-// (name, text) of each C++/CUDA source: "ext.cpp_sources[0]", a file name.
-using NativeSources = std::vector<std::pair<std::string, std::string>>;
 
 struct CompileResult {
   bool ran = false;

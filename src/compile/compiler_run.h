@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compile/compiler_sandbox.h"
 #include "core/status.h"
 #include "core/subprocess.h"
+#include "integrity/compiler_sandbox.h"
 
 namespace anvil {
 
@@ -23,12 +23,6 @@ struct CompilerRun {
   // phases: "nvcc_host_front", "nvcc_device", "nvcc_host_compile").
   std::map<std::string, double> step_seconds;
 };
-
-// No file a compiler writes may grow past this (RLIMIT_FSIZE): a candidate
-// cannot fill the disk through its build (a giant static array), which would
-// make its failure look like anvil's (pipeline/runtime_outcome.h). torch's
-// extension PCH, the largest, is about 0.75 GB.
-inline constexpr std::uintmax_t kCompilerMaxFileBytes = std::uintmax_t{2} << 30;
 
 // How far compilers are niced (ProcessSpec::nice): with 8 or more compiles at
 // once, the candidates' runs and checks beside them, and above all their

@@ -47,7 +47,7 @@ std::string TorchPchKey(const std::vector<std::string>& flags, const std::string
 // that build anyway. ANVIL_PCH_WAIT=1 or 0 decides instead. nullopt when
 // turned off, built by another, or when it cannot be built; `log` then says
 // why (the compile goes on without it). g++ runs in the compiler sandbox,
-// reading `reads` (compile/compiler_sandbox.h) and writing the PCH's folder.
+// reading `reads` (integrity/compiler_sandbox.h) and writing the PCH's folder.
 std::optional<TorchPch> TorchExtensionPch(const std::vector<std::string>& flags, const std::string& torch_version,
                                           const ArtifactCache& cache, const BuildOptions& options,
                                           const std::vector<std::filesystem::path>& reads, std::string& log);

@@ -1,7 +1,10 @@
 #include "integrity/source_scan.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "integrity/source_text.h"
+#include "integrity/source_vocabulary.h"
 
 namespace anvil {
 namespace {
@@ -20,98 +24,6 @@ constexpr size_t kMaxExcerpt = 240;
 constexpr int kMaxTemplateTokens = 64;
 constexpr size_t kMaxReceiverTokens = 256;
 
-using NameSet = std::unordered_set<std::string_view>;
-
-// The words of a space-separated list; the views point into `list`, a string literal.
-NameSet Words(std::string_view list) {
-  NameSet words;
-  size_t begin = 0;
-  while ((begin = list.find_first_not_of(' ', begin)) != std::string_view::npos) {
-    const size_t end = std::min(list.find(' ', begin), list.size());
-    words.insert(list.substr(begin, end - begin));
-    begin = end;
-  }
-  return words;
-}
-
-struct Vocabulary {
-  // at::/torch:: names that allocate, describe or view tensors (paper Appendix J plus metadata).
-  NameSet aten_allowed = Words(
-      "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like from_blob arange rand randn "
-      "randint rand_like randn_like randint_like tensor scalar_tensor dtype device layout requires_grad "
-      "memory_format pinned_memory ceil_div globalContext parallel_for parallel_reduce irange toString "
-      "typeMetaToScalarType elementSize infer_size manual_seed clone contiguous copy_ view reshape permute "
-      "transpose squeeze unsqueeze expand flatten select slice as_strided alias broadcast_to narrow stride "
-      "allclose equal item numel _local_scalar_dense in_parallel_region init_num_threads set_num_threads "
-      "intraop_default_num_threads");
-  // Namespaces under at::/torch:: that hold no compute (vendor-handle getters are caught before).
-  NameSet aten_quiet_namespaces = Words("cuda detail autograd jit python library indexing hip mps xpu vec musa utils");
-  // Compute names flagged without a call (`&at::mm`, `using at::mm;`) or on a receiver of unknown type.
-  NameSet strong_compute = Words(
-      "matmul mm bmm addmm addmv addbmm baddbmm mv relu relu_ softmax log_softmax sigmoid sigmoid_ tanh_ gelu "
-      "silu index_select masked_fill masked_fill_ scatter_add scatter_add_ index_add_ cumsum cumprod logsumexp "
-      "argmax argmin amax amin topk clamp clamp_ clamp_min clamp_max layer_norm softplus hardtanh leaky_relu elu "
-      "lerp addcmul addcdiv rsqrt erf expm1 log1p nan_to_num einsum tril triu conv1d conv2d conv3d "
-      "conv_transpose2d linear batch_norm group_norm instance_norm max_pool2d avg_pool2d adaptive_avg_pool2d "
-      "dropout embedding scaled_dot_product_attention _scaled_mm cross_entropy");
-  // Compute method names common elsewhere: flagged only when the receiver is a known tensor.
-  NameSet generic_methods = Words(
-      "sum mean max min add add_ sub sub_ mul mul_ div div_ pow sqrt exp exp_ log abs neg norm var std prod sort "
-      "gather scatter where eq ne gt lt ge le all any dot round floor ceil sin cos tanh square reciprocal repeat "
-      "flip roll");
-  NameSet vendor_handles = Words(
-      "getCurrentCUDABlasHandle getCurrentCUDABlasLtHandle getCurrentCUDASparseHandle getCurrentCUDASolverDnHandle "
-      "cudnn miopen mkldnn blas");
-  NameSet vendor_prefixes = Words(
-      "cublas CUBLAS_ cudnn CUDNN_ cusparse CUSPARSE_ cufft CUFFT_ cusolver CUSOLVER_ cutensor CUTENSOR_ cblas_ "
-      "Cblas mkl_ MKL_ dnnl_ mkldnn_ rocblas_ hipblas miopen mublas mudnn");
-  NameSet vendor_namespaces = Words("cutlass thrust cub Eigen dnnl mkldnn oneapi cute");
-  NameSet l2_persist = Words(
-      "cudaStreamAttributeAccessPolicyWindow cudaAccessPropertyPersisting cudaLimitPersistingL2CacheSize "
-      "cudaLaunchAttributeAccessPolicyWindow cudaKernelNodeAttributeAccessPolicyWindow "
-      "cudaCtxResetPersistingL2Cache CU_LIMIT_PERSISTING_L2_CACHE_SIZE CU_ACCESS_PROPERTY_PERSISTING "
-      "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW accessPolicyWindow");
-  NameSet stream_create_prefixes =
-      Words("cudaStreamCreate cuStreamCreate hipStreamCreate musaStreamCreate getStreamFromPool");
-  NameSet process_calls = Words(
-      "system popen fork vfork execl execlp execle execv execvp execvpe execve fexecve kill killpg clone "
-      "posix_spawn posix_spawnp");
-  NameSet tamper_calls = Words(
-      "mprotect pkey_mprotect ptrace dlopen dlmopen dlsym dlvsym dladdr dladdr1 dlinfo dl_iterate_phdr "
-      "process_vm_writev process_vm_readv");
-  // The dynamic loader's and the process's own tables: walking them finds any
-  // function or the harness's memory without naming it (catalog D4).
-  NameSet loader_tables = Words(
-      "_r_debug r_debug link_map __libc_stack_end _dl_find_object Elf64_Sym Elf32_Sym "
-      "Elf64_Dyn Elf32_Dyn Elf64_Phdr Elf32_Phdr Elf64_Ehdr Elf32_Ehdr ElfW");
-  // The Python C API's and pybind11's ways to run Python from native code: an
-  // embedded worker or torch called through Python (catalog A1, D5).
-  NameSet python_run_prefixes = Words("PyRun_ PyImport_ Py_CompileString PyEval_EvalCode PyMarshal_ Py_Initialize");
-  NameSet pybind_run = Words("import eval exec eval_file");
-  NameSet file_calls = Words(
-      "fopen freopen open openat creat unlink rename mkfifo mkdir rmdir symlink chmod chown setenv putenv unsetenv");
-  NameSet file_types = Words("ofstream ifstream fstream filebuf filesystem");
-  // Fragments of lower-cased #include paths.
-  NameSet include_vendor =
-      Words("blas cudnn cusparse cufft cusolver cutensor cutlass thrust/ mkl dnnl eigen miopen mudnn");
-  NameSet include_primitives = Words("cute/ cub/");
-  NameSet include_aten = Words("aten/native/ aten/ops/");
-  NameSet include_loader = Words("<link.h> <elf.h> <sys/auxv.h>");
-  // Fragments of lower-cased string literals: memory files, anvil's cache.
-  NameSet string_paths = Words("/proc/ /dev/mem .cache/anvil");
-  // Assembler directives that emit raw bytes or pull in files: a system call
-  // or machine code written as its bytes, or a cached file read in at build
-  // time (`.incbin`). PTX's directives are different words.
-  NameSet asm_data = Words(
-      ".byte .2byte .4byte .8byte .word .hword .short .long .quad .octa .int .inst .incbin .fill .ascii .asciz "
-      ".string .section .pushsection .text .data");
-};
-
-const Vocabulary& Vocab() {
-  static const Vocabulary vocabulary;
-  return vocabulary;
-}
-
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 class Scanner {
@@ -119,11 +31,10 @@ class Scanner {
   Scanner(std::string_view text, std::string_view source) : text_(text), source_(source), lines_(SplitLines(text)) {}
 
   std::vector<RuleHit> Run() {
-    std::vector<std::pair<size_t, size_t>> strings;
-    clean_ = StripCommentsAndLiterals(text_, &strings);
+    clean_ = StripCommentsAndLiterals(text_, &strings_);
     const std::string& clean = clean_;
     ScanDirectives(clean);
-    ScanStrings(strings);
+    ScanStrings(strings_);
     tokens_ = Tokenize(clean);
     CollectNames();
     for (size_t i = 0; i < tokens_.size(); ++i) {
@@ -177,16 +88,30 @@ class Scanner {
 
   // Paths in string literals (blanked for the token scan): a memory file of
   // this or another process, anvil's cache (catalog D4, D6).
+  // Adjacent literals are one string ("/pro" "c/self/maps").
   void ScanStrings(const std::vector<std::pair<size_t, size_t>>& strings) {
-    for (const auto& [begin, end] : strings) {
-      std::string s(text_.substr(begin, end - begin));
+    for (size_t k = 0; k < strings.size();) {
+      const size_t begin = strings[k].first;
+      std::string s(text_.substr(begin, strings[k].second - begin));
+      for (++k; k < strings.size(); ++k) {
+        const std::string_view between = clean_.substr(strings[k - 1].second, strings[k].first - strings[k - 1].second);
+        if (between.find_first_not_of(" \t\r\n\"") != std::string_view::npos) break;
+        s += text_.substr(strings[k].first, strings[k].second - strings[k].first);
+      }
+      s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
+      const std::string_view before = text_.substr(0, begin);
+      const int line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+      const size_t line_begin = before.rfind('\n');
+      const int column = static_cast<int>(begin - (line_begin == std::string_view::npos ? 0 : line_begin + 1)) + 1;
+      for (std::string_view fragment : v_.string_python) {
+        if (s.find(fragment) != std::string::npos) {
+          Hit("cpp.python_api", kCheat, line, column, "names Python's " + std::string(fragment) + " in a string");
+          break;
+        }
+      }
       std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
       for (std::string_view fragment : v_.string_paths) {
         if (s.find(fragment) == std::string::npos) continue;
-        const std::string_view before = text_.substr(0, begin);
-        const int line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-        const size_t line_begin = before.rfind('\n');
-        const int column = static_cast<int>(begin - (line_begin == std::string_view::npos ? 0 : line_begin + 1)) + 1;
         Hit("cpp.file_access", kCheat, line, column, "names " + std::string(fragment) + " in a string");
         break;
       }
@@ -213,9 +138,12 @@ class Scanner {
     for (size_t i = 0; i + 3 < tokens_.size(); ++i) {
       const std::string_view t = Text(i);
       if (tokens_[i].ident && Text(i + 1) == "(" && DefinesFunction(i)) defined_.insert(t);
-      if (t == "namespace" && tokens_[i + 1].ident && Text(i + 2) == "=" && IsAtenRoot(Text(i + 3))) {
+      // `namespace q = ::at::cpu;`, `using namespace ::at;`: the global scope spelled out.
+      const size_t alias = Text(i + 3) == "::" ? i + 4 : i + 3;
+      const size_t used = Text(i + 2) == "::" ? i + 3 : i + 2;
+      if (t == "namespace" && tokens_[i + 1].ident && Text(i + 2) == "=" && IsAtenRoot(Text(alias))) {
         aten_roots_.insert(Text(i + 1));
-      } else if (t == "using" && Text(i + 1) == "namespace" && IsAtenRoot(Text(i + 2))) {
+      } else if (t == "using" && Text(i + 1) == "namespace" && IsAtenRoot(Text(used))) {
         using_aten_namespace_ = true;
       } else if (t == "using" && IsAtenRoot(Text(i + 1)) && Text(i + 2) == "::") {
         size_t j = i + 1;
@@ -343,6 +271,70 @@ class Scanner {
     return "";
   }
 
+  // The text of the string literals inside the parentheses after token i (`asm("pthread_create")`).
+  std::string AsmString(size_t i) const {
+    const size_t open = clean_.find('(', static_cast<size_t>(tokens_[i].text.data() - clean_.data()));
+    if (open == std::string::npos) return "";
+    size_t close = open;
+    for (int depth = 0; close < clean_.size(); ++close) {
+      if (clean_[close] == '(') ++depth;
+      if (clean_[close] == ')' && --depth == 0) break;
+    }
+    std::string s;
+    for (const auto& [begin, end] : strings_) {
+      if (begin <= open || end > close || end - begin < 2) continue;
+      s += text_.substr(begin + 1, end - begin - 2);  // Without its quotes.
+    }
+    return s;
+  }
+
+  // An asm label (`int start(...) asm("pthread_create");`): the declaration names the symbol in the string, so
+  // the rules judge that name as if it were written out (demangled when mangled).
+  void ScanAsmLabel(size_t i) {
+    if (i == 0 || (Text(i - 1) != ")" && !tokens_[i - 1].ident && Text(i - 1) != "]")) return;
+    std::string label = AsmString(i);
+    while (!label.empty() && IsSpace(label.back())) label.pop_back();
+    if (label.empty() || !std::all_of(label.begin(), label.end(),
+                                      [](char c) { return IsIdentChar(c) || c == '.' || c == '$' || c == '@'; })) {
+      return;
+    }
+    std::string name = label.substr(0, label.find('@'));
+    if (StartsWith(name, "_Z")) {
+      int status = 0;
+      char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+      if (status == 0 && demangled != nullptr) name = demangled;
+      std::free(demangled);
+      name = name.substr(0, name.find('('));
+    }
+    const std::string said = " (asm label \"" + label + "\")";
+    const std::string_view bare =
+        std::string_view(name).substr(name.rfind("::") == std::string::npos ? 0 : name.rfind("::") + 2);
+    auto starts_any = [&](const NameSet& prefixes) {
+      return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return StartsWith(name, p); });
+    };
+    if (v_.process_calls.count(name)) return Hit("cpp.process", kCheat, i, "controls processes" + said);
+    if (v_.tamper_calls.count(name) || v_.loader_tables.count(name)) {
+      return Hit("cpp.native_tamper", kCheat, i, "loads code, patches memory or walks the loader" + said);
+    }
+    if (v_.file_calls.count(name)) return Hit("cpp.file_access", kCheat, i, "accesses files or the environment" + said);
+    if (v_.signal_calls.count(name)) return Hit("cpp.signal", kCheat, i, "installs a signal handler or timer" + said);
+    if (name == "pthread_create" || name == "thrd_create" || name == "GOMP_parallel_start" ||
+        StartsWith(name, "std::thread")) {
+      return Hit("cpp.thread", kCheat, i, "starts a thread" + said);
+    }
+    if (starts_any(v_.python_run_prefixes)) return Hit("cpp.python_api", kCheat, i, "runs Python" + said);
+    if (starts_any(v_.vendor_prefixes)) return Hit("cpp.vendor_library", kCheat, i, "uses a vendor library" + said);
+    if ((StartsWith(name, "at::") || StartsWith(name, "torch::")) && IsAtenComputeName(bare)) {
+      return Hit("cpp.aten_compute", kCheat, i, "calls ATen compute" + said);
+    }
+  }
+
+  // `::at` at the start of an expression (after `return`, `=`, `(`): the global scope, not a member's.
+  bool GlobalScoped(size_t i) const {
+    return i >= 1 && Text(i - 1) == "::" &&
+           (i < 2 || !tokens_[i - 2].ident || v_.expression_keywords.count(Text(i - 2)));
+  }
+
   void ScanIdent(size_t i) {
     const std::string_view t = Text(i);
     if (t == "asm" || t == "__asm__" || t == "__asm") {
@@ -350,6 +342,7 @@ class Scanner {
         Hit("cpp.native_tamper", kCheat, i, problem + " (" + std::string(t) + ")");
         return;
       }
+      return ScanAsmLabel(i);
     }
     if (v_.loader_tables.count(t)) {
       Hit("cpp.native_tamper", kCheat, i, "walks the dynamic loader's tables (" + std::string(t) + ")");
@@ -370,7 +363,8 @@ class Scanner {
     const std::string_view prev = i > 0 ? Text(i - 1) : "";
     const bool member = prev == "." || prev == "->";
     const bool qualified = prev == "::";
-    const bool call = Text(SkipTemplate(i + 1)) == "(";
+    // `(addmm)(b, x, w)`: the parentheses call it too (and turn off argument-dependent lookup).
+    const bool call = Text(SkipTemplate(i + 1)) == "(" || (prev == "(" && Text(i + 1) == ")" && Text(i + 2) == "(");
     auto hit = [&](std::string_view rule, std::string_view severity, std::string_view what) {
       Hit(rule, severity, i, std::string(what) + " (" + std::string(t) + ")");
     };
@@ -391,8 +385,9 @@ class Scanner {
     }
     const std::string_view next = Text(i + 2);
     const bool thread_query = Text(i + 3) == "::" && (Text(i + 4) == "hardware_concurrency" || Text(i + 4) == "id");
-    if (t == "pthread_create" || ((t == "std" || t == "boost") && Text(i + 1) == "::" &&
-                                  (next == "thread" || next == "jthread" || next == "async") && !thread_query)) {
+    if (t == "pthread_create" || t == "GOMP_parallel_start" ||
+        ((t == "std" || t == "boost") && Text(i + 1) == "::" &&
+         (next == "thread" || next == "jthread" || next == "async") && !thread_query)) {
       return hit("cpp.thread", kCheat, "starts a thread");
     }
     if (t == "cudaLaunchHostFunc" || t == "cudaStreamAddCallback") {
@@ -412,11 +407,14 @@ class Scanner {
     if (named && v_.process_calls.count(t)) return hit("cpp.process", kCheat, "controls processes");
     if (named && v_.tamper_calls.count(t)) return hit("cpp.native_tamper", kCheat, "loads code or patches memory");
     if (named && v_.file_calls.count(t)) return hit("cpp.file_access", kCheat, "accesses files or the environment");
+    if (named && v_.signal_calls.count(t) && !defined_.count(t)) {
+      return hit("cpp.signal", kCheat, "installs a signal handler or timer: code that runs after the call returned");
+    }
     if (free_call && t == "getenv") return hit("cpp.file_access", kEvidence, "reads the environment");
     if (qualified && v_.file_types.count(t) && i >= 2 && Text(i - 2) == "std") {
       return hit("cpp.file_access", kCheat, "accesses files");
     }
-    if (IsAtenRoot(t) && Text(i + 1) == "::" && (!qualified || i < 2 || !tokens_[i - 2].ident)) return ScanAtenName(i);
+    if (IsAtenRoot(t) && Text(i + 1) == "::" && (!qualified || GlobalScoped(i))) return ScanAtenName(i);
     if (member && call) return ScanMethod(i);
     if (call && !qualified && !defined_.count(t) &&
         ((using_aten_namespace_ && v_.strong_compute.count(t)) || using_names_.count(t))) {
@@ -442,7 +440,16 @@ class Scanner {
     if (last == "launch") return Hit("cpp.thread", kCheat, i, "runs work on a thread pool (" + name + ")");
     if (parts.size() < 2) return;
     if (parts[1] == "nn") return Hit("cpp.aten_compute", kCheat, i, "uses torch::nn (" + name + ")");
-    if (v_.aten_quiet_namespaces.count(parts[1])) return;
+    // ATen's kernels past the dispatcher (at::cpu::mm), called or taken as a value: no trace sees them run.
+    if (parts.size() > 2 && v_.aten_kernel_namespaces.count(parts[1]) && !v_.aten_allowed.count(last)) {
+      return Hit("cpp.aten_compute", kCheat, i, "uses an ATen kernel past the dispatcher (" + name + ")");
+    }
+    if (v_.aten_quiet_namespaces.count(parts[1])) {
+      if (parts.size() > 2 && IsAtenComputeName(last)) {
+        Hit("cpp.aten_compute", kCheat, i, "uses ATen compute (" + name + ")");  // at::cuda::mm
+      }
+      return;
+    }
     const bool type_like = std::isupper(static_cast<unsigned char>(last[0])) ||
                            (last.size() > 1 && last[0] == 'k' && std::isupper(static_cast<unsigned char>(last[1])));
     if (type_like || v_.aten_allowed.count(last) || StartsWith(last, "check") || StartsWith(last, "is") ||
@@ -452,7 +459,7 @@ class Scanner {
     if (Text(SkipTemplate(j + 1)) == "(") {
       return Hit("cpp.aten_compute", kCheat, i, "calls ATen compute (" + name + ")");
     }
-    if (v_.strong_compute.count(last)) Hit("cpp.aten_compute", kCheat, i, "refers to ATen compute (" + name + ")");
+    if (IsAtenComputeName(last)) Hit("cpp.aten_compute", kCheat, i, "refers to ATen compute (" + name + ")");
   }
 
   void ScanMethod(size_t i) {
@@ -470,6 +477,7 @@ class Scanner {
   const Vocabulary& v_ = Vocab();
   std::string_view text_;
   std::string clean_;  // text_ without comments and literals, at the same offsets (tokens_ point into it).
+  std::vector<std::pair<size_t, size_t>> strings_;  // Each string literal's [begin, end) in text_, quotes included.
   std::string_view source_;
   std::vector<std::string_view> lines_;
   std::vector<Token> tokens_;

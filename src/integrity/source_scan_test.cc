@@ -341,6 +341,69 @@ TEST(SourceScanTest, GenericMethodsOnNonTensorsAreAllowed) {
   EXPECT_TRUE(hits.empty()) << Describe(hits);
 }
 
+// Red-team sweep 2 (issue 4): spellings that got past the scan.
+TEST(SourceScanTest, AsmLabelsAreTheNamesTheyGive) {
+  struct Case {
+    const char* code;
+    const char* rule;
+  };
+  const Case cases[] = {
+      {"extern \"C\" int start(void*, void*, void*(*)(void*), void*) asm(\"pthread_create\") __attribute__((weak));",
+       "cpp.thread"},
+      {"extern \"C\" void* find(void*, const char*) __asm__(\"dlsym\");", "cpp.native_tamper"},
+      {"extern \"C\" int run(const char*) asm(\"PyRun_SimpleString\");", "cpp.python_api"},
+      {"at::Tensor product(const at::Tensor&, const at::Tensor&) asm(\"_ZN2at3cpu2mmERKNS_6TensorES3_\");",
+       "cpp.aten_compute"},
+      {"extern \"C\" int arm(int, const void*, void*) asm(\"sigaction\");", "cpp.signal"},
+      {"asm(\".weak _ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE\");",
+       "cpp.native_tamper"},
+  };
+  for (const auto& c : cases) {
+    const auto hits = ScanNativeSource(c.code, "src");
+    EXPECT_NE(Find(hits, c.rule, 1).rule, "") << c.code << "\n" << Describe(hits);
+  }
+  // An honest label (a libc function under another name) and PTX are not.
+  EXPECT_TRUE(
+      Cheats(ScanNativeSource("extern \"C\" void* copy(void*, const void*, unsigned long) asm(\"memcpy\");\n"
+                              "__device__ int lane() { int l; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l)); "
+                              "return l; }\n",
+                              "src"))
+          .empty());
+}
+
+TEST(SourceScanTest, AtenKernelsPastTheDispatcherInEverySpelling) {
+  for (const char* code : {"at::Tensor f(at::Tensor a, at::Tensor b) { return ::at::cpu::mm(a, b); }",
+                           "namespace q = ::at::cpu;\nat::Tensor f(at::Tensor x) { return q::_softmax(x, 1, false); }",
+                           "static auto kThresh = at::cpu::threshold;",
+                           "using namespace at::cpu;\nat::Tensor f(at::Tensor b, at::Tensor x, at::Tensor w) "
+                           "{ return (addmm)(b, x, w.t()); }",
+                           "auto y = at::cuda::mm(a, b);", "auto f = &at::mul;"}) {
+    EXPECT_FALSE(Cheats(ScanNativeSource(code, "src")).empty()) << code;
+  }
+  // The stream to launch on and ATen's helpers are no kernels.
+  EXPECT_TRUE(Cheats(ScanNativeSource("auto s = at::cuda::getCurrentCUDAStream();\n"
+                                      "return ::at::empty_like(x);",
+                                      "src"))
+                  .empty());
+}
+
+TEST(SourceScanTest, SignalHandlersTimersAndLegacyOpenMpRegionsAreCheats) {
+  EXPECT_NE(Find(ScanNativeSource("void f() { signal(SIGALRM, handler); }", "src"), "cpp.signal", 1).rule, "");
+  EXPECT_NE(Find(ScanNativeSource("void f() { timer_create(CLOCK_MONOTONIC, &ev, &t); }", "src"), "cpp.signal", 1).rule,
+            "");
+  EXPECT_NE(Find(ScanNativeSource("void f() { GOMP_parallel_start(fn, 0, 2); }", "src"), "cpp.thread", 1).rule, "");
+  EXPECT_NE(Find(ScanNativeSource("long r = syscall(39);", "src"), "cpp.native_tamper", 1).rule, "");
+  // A variable called signal, or the candidate's own function of that name, is not.
+  EXPECT_TRUE(Cheats(ScanNativeSource("float signal = x[0] * 2.f;", "src")).empty());
+  EXPECT_TRUE(Cheats(ScanNativeSource("float alarm(float v) { return v; }\nfloat y = alarm(1.f);", "src")).empty());
+}
+
+TEST(SourceScanTest, StringsSplitIntoPiecesAndPythonsFrameNames) {
+  EXPECT_NE(Find(ScanNativeSource("const char* p = \"/pro\" \"c/self/maps\";", "src"), "cpp.file_access", 1).rule, "");
+  EXPECT_NE(Find(ScanNativeSource("auto f = frame.attr(\"f_back\");", "src"), "cpp.python_api", 1).rule, "");
+  EXPECT_TRUE(Cheats(ScanNativeSource("const char* a = \"relu \" \"kernel\";", "src")).empty());
+}
+
 TEST(SourceScanTest, OneHitPerRuleAndLine) {
   const auto hits = ScanNativeSource("auto y = at::matmul(at::relu(a), at::mm(b, c));", "src");
   EXPECT_EQ(hits.size(), 1u) << Describe(hits);

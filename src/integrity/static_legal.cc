@@ -15,7 +15,7 @@ constexpr std::chrono::seconds kCheckerDeadline{60};
 }  // namespace
 
 Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
-                           const std::vector<std::pair<std::string, std::string>>& native_sources, LegalGate& gate) {
+                           const NativeSources& native_sources, const IncludeDirs& includes, LegalGate& gate) {
   gate.ran = true;
   if (format == "kernelbench") {
     ProcessSpec spec = PythonWorkerSpec("static_check", {"--candidate", candidate.string(), "--format", format});
@@ -42,10 +42,10 @@ Status CheckStaticLegality(const std::filesystem::path& candidate, const std::st
       gate.hits.push_back(std::move(hit));
     }
   }
-  for (const auto& [name, text] : native_sources) {
-    std::vector<RuleHit> raw = ScanNativeSource(text, name);
+  for (const auto& source : native_sources) {
+    std::vector<RuleHit> raw = ScanNativeSource(source.text, source.name);
     // The same text again once its own macros have run: pasted and macro-built names.
-    std::vector<RuleHit> expanded = ScanExpandedSource(text, name, raw);
+    std::vector<RuleHit> expanded = ScanExpandedSource(source, raw, includes);
     for (auto& hit : raw) gate.hits.push_back(std::move(hit));
     for (auto& hit : expanded) gate.hits.push_back(std::move(hit));
   }

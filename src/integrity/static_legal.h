@@ -10,14 +10,18 @@
 #include <vector>
 
 #include "core/status.h"
+#include "integrity/native_source.h"
+#include "integrity/source_expand.h"
 #include "verify/verdict.h"
 
 namespace anvil {
 
 // Fills `gate` from the Python file (kernelbench format only) and the native
-// sources. Error only when the checker itself cannot run.
+// sources (`includes`: where their headers are, for the preprocessor's
+// fallback, integrity/source_expand.h). Error only when the checker itself
+// cannot run.
 Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
-                           const std::vector<std::pair<std::string, std::string>>& native_sources, LegalGate& gate);
+                           const NativeSources& native_sources, const IncludeDirs& includes, LegalGate& gate);
 
 // ANVIL_STATIC_VERDICTS=0: the gate's cheat hits are kept as evidence and the
 // candidate runs, so that the run-time layers behind them (the sandbox, the

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "compile/extract.h"
+#include "core/environment.h"
 #include "core/files.h"
 #include "core/left_folders.h"
 #include "core/sandbox.h"
@@ -25,6 +26,17 @@
 namespace anvil {
 namespace fs = std::filesystem;
 namespace {
+
+// Where a source's headers are: the preprocessor's fallback in the static scan (integrity/source_expand.h).
+IncludeDirs ScanIncludes(const TorchInfo& torch, const Backend& backend) {
+  IncludeDirs dirs(torch.include_paths_cuda.begin(), torch.include_paths_cuda.end());
+  if (!torch.python_include.empty()) dirs.emplace_back(torch.python_include);
+  if (const fs::path nvcc = backend.NativeCompiler(); nvcc.is_absolute()) {
+    dirs.push_back(nvcc.parent_path().parent_path() / "include");
+  }
+  dirs.push_back(SourceDir() / "include");
+  return dirs;
+}
 
 // Room left free on the scratch filesystem beyond a streamed task's trials.
 constexpr std::uintmax_t kScratchSlackBytes = std::uintmax_t{1} << 30;
@@ -223,7 +235,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
       v.compile.diagnostics = {d};
       v.compile.summary = FormatDiagnostics(v.compile.diagnostics, source.text);
       v.compile.log = ex.traceback;
-      (void)CheckStaticLegality(candidate, v.format, {}, v.legal);
+      (void)CheckStaticLegality(candidate, v.format, {}, {}, v.legal);
       v.status = VerdictStatus::kCompileError;
       return;
     }
@@ -245,11 +257,12 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
 
   // Gate 3's static half runs before the build: it needs only the sources
   // and no device, and a cheat is decided without paying for a compile.
-  const auto sources =
-      v.format == "kernelbench" ? NativeSourcesOf(extensions) : NativeSources{{source.file_name, source.text}};
+  const auto sources = v.format == "kernelbench"
+                           ? NativeSourcesOf(extensions)
+                           : NativeSources{{source.file_name, source.text, backend_.kind() == BackendKind::kCuda, {}}};
   Status legal = [&] {
     StageClock clock(v, "static_check");
-    return CheckStaticLegality(candidate, v.format, sources, v.legal);
+    return CheckStaticLegality(candidate, v.format, sources, ScanIncludes(torch.value(), backend_), v.legal);
   }();
   if (!legal.ok()) {
     v.error = legal.message();

@@ -11,6 +11,7 @@
 // turns it off, as for candidates. Values; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -21,6 +22,12 @@
 #include "core/status.h"
 
 namespace anvil {
+
+// No file a compiler writes may grow past this (RLIMIT_FSIZE): a candidate
+// cannot fill the disk through its build (a giant static array), which would
+// make its failure look like anvil's (pipeline/runtime_outcome.h). torch's
+// extension PCH, the largest, is about 0.75 GB.
+inline constexpr std::uintmax_t kCompilerMaxFileBytes = std::uintmax_t{2} << 30;
 
 struct CompilerAccess {
   std::vector<std::filesystem::path> read;   // Besides the system's folders and anvil's headers.

@@ -1,9 +1,8 @@
-#include "compile/compiler_sandbox.h"
+#include "integrity/compiler_sandbox.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "compile/compiler_run.h"
 #include "core/environment.h"
 #include "core/sandbox_switches.h"
 
@@ -13,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Device files a shell or compiler opens (redirections, entropy).
-constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"};
+constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/random", "/dev/urandom"};
 
 void AddIfThere(std::vector<fs::path>& paths, const fs::path& p) {
   std::error_code ec;

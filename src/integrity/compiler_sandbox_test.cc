@@ -1,4 +1,4 @@
-#include "compile/compiler_sandbox.h"
+#include "integrity/compiler_sandbox.h"
 
 #include <gtest/gtest.h>
 
