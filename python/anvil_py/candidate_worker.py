@@ -20,7 +20,7 @@ import traceback
 import torch
 
 from anvil_py import tensor_io
-from anvil_py.forward_trace import ForwardTrace
+from anvil_py.forward_trace import ForwardTrace, OpObserver
 from anvil_py.kernel_trace import KernelTrace
 from anvil_py.native_model import NativeModel
 from anvil_py.no_exec import forbid_exec
@@ -331,6 +331,7 @@ def _held_out_trials(model, device, timer, args, trace, ops):
             err.message = f"on held-out input set {k} (shapes the benchmark does not show): {err.message}"
             raise
         finally:
+            ops.checkpoint(f"held-out set {k}")
             ops.write(args.out)
         tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
 
@@ -390,7 +391,7 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
                     ctypes.memmove(dst.data_ptr(), value.data_ptr(), value.numel() * value.element_size())
                 else:
                     dst.copy_(value)
-        if isinstance(model, NativeModel):
+        if type(model) is NativeModel:
             model.prepare(live)
 
     def call():
@@ -406,11 +407,12 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
     times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
     timer.sync()
     if ops is not None:
+        ops.checkpoint("the warmup and timed calls")
         ops.write(args.out)
     guard.check("after the timed calls")
     keep()
     timeline.lap("perf_calls")
-    if isinstance(model, NativeModel):
+    if type(model) is NativeModel:
         model.check_guards("the last timed call")
     if args.recheck_sets > 0:
         picked = clock.recheck() if clock is not None else None
@@ -426,6 +428,8 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
                 if points is not None:
                     o = o.reshape(-1)[torch.from_numpy(points).to(o.device)]
                 written.append((f"out{i}", o))
+            if ops is not None:
+                ops.skip()  # The gather is the worker's own.
             tensor_io.write_dir(os.path.join(args.out, f"recheck_{k}"), written)
     timeline.lap("perf_recheck")
     return times
@@ -433,10 +437,12 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
 
 def _copied(result):
     """A copy of a call's result (a tensor, or a tuple/list of them): what it held when the call returned."""
-    if isinstance(result, torch.Tensor):
+    if type(result) in (torch.Tensor, torch.nn.Parameter):
         return result.detach().clone()
-    if isinstance(result, (tuple, list)):
-        return type(result)(_copied(r) for r in result)
+    if type(result) is list:
+        return [_copied(r) for r in result]
+    if tensor_io.is_output_sequence(result):
+        return tuple(_copied(r) for r in result)
     return result
 
 
@@ -471,13 +477,16 @@ def run(args):
     # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
     timer = Timer(device)
     guard = TamperGuard(args.out)
+    # Counting every op from C++ starts before the candidate's code registers its own.
+    observer = OpObserver.start() if args.format == "kernelbench" else None
     _announce_ready(args.ready_fd)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     guard.check("after loading the candidate")
     timeline.lap("load")
     trials = list(_trial_dirs(args.prepared))
-    ops = ForwardTrace() if args.format == "kernelbench" else None  # aten ops and host transfers, every trial
+    # aten ops and host transfers, every trial
+    ops = ForwardTrace(observer) if args.format == "kernelbench" else None
     with torch.no_grad():
         for k, trial_dir in trials:
             inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
@@ -495,8 +504,9 @@ def run(args):
                 result = call_stage("forward", forward)
             finally:
                 if ops is not None:
+                    ops.checkpoint(f"trial {k}")
                     ops.write(args.out)
-            if isinstance(model, NativeModel):
+            if type(model) is NativeModel:
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
             outputs = _check_outputs(result, k)

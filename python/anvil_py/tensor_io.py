@@ -88,9 +88,17 @@ def read_dir(path, device="cpu"):
     return values
 
 
+def is_output_sequence(result):
+    """A tuple or list of anvil's reading: exactly those, or torch's named tuples (torch.return_types). A subclass of
+    the candidate's could run its code when iterated — after the call, outside every trace and timing."""
+    kind = type(result)
+    return kind in (tuple, list) or (issubclass(kind, tuple) and kind.__module__ == "torch.return_types")
+
+
 def flatten_outputs(result):
-    """A forward result as a flat list: a tensor, or a tuple/list of tensors (nested allowed)."""
-    if isinstance(result, (tuple, list)):
+    """A forward result as a flat list: a tensor, or a tuple/list of tensors (nested allowed). Anything else is one
+    output, which the caller judges."""
+    if is_output_sequence(result):
         out = []
         for item in result:
             out.extend(flatten_outputs(item))

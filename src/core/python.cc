@@ -16,18 +16,27 @@ ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::s
               {"PYTHONUNBUFFERED", "1"},
               {"PYTHONWARNINGS", "ignore"}};
   if (const auto timer = TimerLibrary(); !timer.empty()) spec.env.emplace_back("ANVIL_TIMER_LIB", timer.string());
+  if (const auto ops = OpsLibrary(); !ops.empty()) spec.env.emplace_back("ANVIL_OPS_LIB", ops.string());
   return spec;
 }
 
-std::filesystem::path TimerLibrary() {
+namespace {
+
+// $`variable`, else `file` next to this executable; empty when missing.
+std::filesystem::path WorkerLibrary(const char* variable, const char* file) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const char* set = std::getenv("ANVIL_TIMER_LIB");
-  fs::path lib = set != nullptr && *set != '\0'
-                     ? fs::path(set)
-                     : fs::read_symlink("/proc/self/exe", ec).parent_path() / "libanvil_timer.so";
+  const char* set = std::getenv(variable);
+  fs::path lib =
+      set != nullptr && *set != '\0' ? fs::path(set) : fs::read_symlink("/proc/self/exe", ec).parent_path() / file;
   return fs::is_regular_file(lib, ec) ? fs::absolute(lib, ec) : fs::path();
 }
+
+}  // namespace
+
+std::filesystem::path TimerLibrary() { return WorkerLibrary("ANVIL_TIMER_LIB", "libanvil_timer.so"); }
+
+std::filesystem::path OpsLibrary() { return WorkerLibrary("ANVIL_OPS_LIB", "libanvil_ops.so"); }
 
 std::string TailLines(const std::string& text, int max_lines) {
   if (max_lines <= 0) return "";

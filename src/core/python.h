@@ -20,6 +20,11 @@ ProcessSpec PythonWorkerSpec(const std::string& module, const std::vector<std::s
 // $ANVIL_TIMER_LIB, else the one next to this executable; empty when missing.
 std::filesystem::path TimerLibrary();
 
+// libanvil_ops.so (src/integrity/op_observer.cc), the op observer of
+// kernelbench candidates: $ANVIL_OPS_LIB, else the one next to this
+// executable; empty when missing (torch was not found at build time).
+std::filesystem::path OpsLibrary();
+
 // The last `max_lines` lines of `text` (for stderr tails and tracebacks).
 std::string TailLines(const std::string& text, int max_lines);
 

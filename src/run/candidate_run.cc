@@ -166,6 +166,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
   if (!trace_lib.empty()) access.read.push_back(trace_lib);
+  if (const fs::path ops = OpsLibrary(); !ops.empty()) access.read.push_back(ops);
   if (const fs::path timer = TimerLibrary(); !timer.empty()) {
     access.read.push_back(timer);
   } else if (request.time_after_trials) {

@@ -17,8 +17,11 @@ from .visitor import MODULE_KEY
 
 HARNESS_MSG = "names torch's mode/dispatch machinery that anvil's run-time traces rely on"
 # Modules whose attributes looked up by a computed name reach exec/eval, imports or native memory.
+# numpy too: a computed name reaches numpy.ctypeslib (tensor memory as an array) unseen.
 DYNAMIC_LOOKUP_ROOTS = ("builtins", "os", "sys", "importlib", "ctypes", "posix", "_ctypes", "types", "marshal",
-                        "threading", "_thread", "multiprocessing", "subprocess", "signal", "concurrent")
+                        "threading", "_thread", "multiprocessing", "subprocess", "signal", "concurrent", "numpy",
+                        "operator", "functools", "inspect", "gc", "weakref", "traceback", "linecache", "pickle",
+                        "io", "mmap", "anvil_py")
 LAZY_HOOKS = ("__torch_dispatch__", "__torch_function__")
 SETATTRS = ("builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.type.__setattr__",
             "builtins.object.__delattr__", "builtins.type.__delattr__")
@@ -73,8 +76,9 @@ class HackRules:
                     self.hit(rule, severity, node, f"{message} ({name})")
                     break
 
-    def on_string(self, node):
-        s = node.value
+    def on_string(self, node, s=None):
+        """A string constant, or one built from constants (`'anvil' + '_py'`, an f-string of them: `s`)."""
+        s = node.value if s is None else s
         w = harness_string(s)
         if w:
             self.harness_hit(node, f"a string naming {w}")
@@ -176,6 +180,9 @@ class HackRules:
                          + ("" if name else " with a computed name"))
             elif name in LAZY_ATTRS and (target is None or target[0] != "self"):
                 self.hit("py.lazy_tensor", CHEAT, call, f"overrides {name} on an instance")
+            elif name is None and target is not None and target[0] == "class":
+                # A class member named at run time: a special method or an __array_interface__ no class body shows.
+                self.hit("py.dynamic_code", CHEAT, call, f"{q.split('.')[-1]} on a class with a computed name")
             return
         if q in ("builtins.__import__", "importlib.import_module", "importlib.__import__"):
             if not args or const_str(args[0]) is None:

@@ -103,7 +103,9 @@ CALL_RULES = [
       "zipimport"), "py.shadow_import", CHEAT, "changes how imports are resolved"),
     (("gc.get_objects", "gc.get_referrers", "gc.get_referents", "inspect.currentframe", "inspect.stack",
       "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "sys._getframe", "sys._current_frames",
-      "sys.settrace", "sys.setprofile", "sys.addaudithook", "traceback.walk_stack", "traceback.walk_tb"),
+      "sys.settrace", "sys.setprofile", "sys.addaudithook", "traceback.walk_stack", "traceback.walk_tb",
+      "traceback.extract_stack", "traceback.format_stack", "traceback.print_stack", "traceback.StackSummary",
+      "linecache", "sys._current_exceptions", "sys.monitoring", "gc.callbacks"),
      "py.gc_frame", CHEAT, "scans the heap, walks frames or installs a tracer"),
     (("unittest.mock.patch", "mock.patch", "sys.modules.update", "sys.modules.setdefault", "sys.modules.pop",
       "sys.modules.__setitem__", "sys.modules.clear"), "py.monkeypatch", CHEAT, "patches modules or objects"),
@@ -138,16 +140,20 @@ HARNESS_NAMES = words("""_python_dispatch _disable_current_modes _pop_mode_tempo
     _set_dispatch_mode _get_dispatch_mode _unset_dispatch_mode _push_on_torch_function_stack
     _pop_torch_function_stack _get_function_stack_at _push_on_torch_dispatch_stack _pop_torch_dispatch_stack
     _get_dispatch_stack_at _RestorePythonTLSSnapshot _EnablePythonDispatcher _DisablePythonDispatcher
-    _profiler_enabled _disabled_torch_function_impl _disabled_torch_dispatch_impl""")
+    _profiler_enabled _disabled_torch_function_impl _disabled_torch_dispatch_impl _enable_record_function
+    _set_empty_test_observer _has_torch_function _has_torch_function_unary _has_torch_function_variadic
+    has_torch_function has_torch_function_unary has_torch_function_variadic _dispatch_get_all_op_names""")
 HARNESS_PREFIXES = ("_dispatch_tls_",)
+# Also anvil's own worker (its modules, its command line: the prepared task's folder, the timing sets).
 HARNESS_MODULES = ("torch.utils._python_dispatch", "torch.autograd.profiler", "torch._C._autograd._profiler",
-                   "torch._C._profiler")
+                   "torch._C._profiler", "anvil_py", "sys.argv", "sys.orig_argv")
 # torch.autograd.profiler names that only annotate (a range in a trace); the rest reads or drives profiler state.
 PROFILER_ANNOTATIONS = words("record_function emit_nvtx emit_itt")
 HARNESS_SUBSTRINGS = ("_python_dispatch", "dispatch_stack", "function_stack", "function_mode", "dispatch_mode",
                       "DisableTorch", "DispatchKey", "_push_mode", "_pop_mode", "TorchDispatchMode",
                       "TorchFunctionMode", "_dispatch_tls", "_profiler_enabled", "autograd.profiler",
-                      "RestorePythonTLSSnapshot", "PythonDispatcher", "disable_current_modes")
+                      "RestorePythonTLSSnapshot", "PythonDispatcher", "disable_current_modes", "anvil_py",
+                      "libanvil", "ANVIL_", "_enable_record_function", "has_torch_function", "/proc/")
 
 
 def harness_name(q):

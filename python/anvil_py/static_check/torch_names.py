@@ -132,7 +132,8 @@ AUTOGRAD_FUNCTIONS = words("torch.autograd.Function torch.autograd.function.Func
 ATEN_PLUMBING = words("""_to_copy _unsafe_view _reshape_alias lift_fresh lift_fresh_copy empty_strided
     new_empty_strided alias detach split_with_sizes unbind uniform_ normal_ random_ is_nonzero sym_size sym_stride
     sym_numel sym_storage_offset resize_ set_ _copy_from _copy_from_and_resize _has_compatible_shallow_copy_type
-    view_copy expand_copy slice select scalar_tensor _pin_memory _efficientzerotensor""")
+    view_copy expand_copy slice select scalar_tensor _pin_memory _efficientzerotensor resolve_conj resolve_neg conj
+    _conj _neg_view is_conj is_neg _is_zerotensor _nested_tensor_from_mask_left_aligned lift""")
 
 
 def is_plumbing(name):
@@ -146,6 +147,28 @@ def aten_compute(op):
     if len(parts) < 2 or parts[0] not in ATEN_OP_NS:
         return False
     return not (is_plumbing(parts[1]) or parts[1] in ATEN_PLUMBING)
+
+
+# Namespaces of torch's own ops that compute nothing (profiler annotations).
+OBSERVED_QUIET_NS = words("profiler")
+
+
+def observed_compute(name, own):
+    """Whether an op the C++ observer counted ("aten::mm", "mkl::_mkl_linear", "torchscript::forward") is compute:
+    an aten op outside the allowlist, any op of torch's other namespaces (mkl, mkldnn, inductor, prepacked, ...) but
+    the candidate's own (`own`: the op names its code registered), and TorchScript run in the process."""
+    if name in own:
+        return False
+    ns, _, op = name.partition("::")
+    if not op:
+        return False
+    if ns == "torchscript":
+        return True
+    if ns in OBSERVED_QUIET_NS:
+        return False
+    if ns in ATEN_OP_NS:
+        return not (is_plumbing(op) or op in ATEN_PLUMBING)
+    return not is_plumbing(op)
 
 
 def torch_compute(path):

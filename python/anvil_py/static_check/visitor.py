@@ -59,6 +59,10 @@ class Visitor:
             self.on_call(node, ctx)
         elif t in (ast.BinOp, ast.AugAssign, ast.Compare):
             self.on_arith(node, ctx)
+        if t in (ast.BinOp, ast.JoinedStr):
+            folded = self.fold_str(node, ctx.scope)
+            if folded is not None:
+                self.on_string(node, folded)
         if t in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete):
             self.on_store(node, ctx)
         elif t in (ast.Import, ast.ImportFrom):
