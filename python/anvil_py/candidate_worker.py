@@ -25,6 +25,7 @@ from anvil_py.kernel_trace import KernelTrace
 from anvil_py.native_model import NativeModel
 from anvil_py.no_exec import forbid_exec
 from anvil_py.process_starts import refuse_process_starts
+from anvil_py.report_channel import ReportChannel
 from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timing import CallClock, Timer, recheck_points, recheck_sample
@@ -332,8 +333,8 @@ def _held_out_trials(model, device, timer, args, trace, ops):
             raise
         finally:
             ops.checkpoint(f"held-out set {k}")
-            ops.write(args.out)
-        tensor_io.write_dir(os.path.join(args.out, f"held_out_{k}"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+            ops.write(args.out, args.report)
+        _write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
 def _timing_sets(trials, device, args):
@@ -408,7 +409,7 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
     timer.sync()
     if ops is not None:
         ops.checkpoint("the warmup and timed calls")
-        ops.write(args.out)
+        ops.write(args.out, args.report)
     guard.check("after the timed calls")
     keep()
     timeline.lap("perf_calls")
@@ -430,9 +431,16 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
                 written.append((f"out{i}", o))
             if ops is not None:
                 ops.skip()  # The gather is the worker's own.
-            tensor_io.write_dir(os.path.join(args.out, f"recheck_{k}"), written)
+            _write_outputs(args, f"recheck_{k}", written)
     timeline.lap("perf_recheck")
     return times
+
+
+def _write_outputs(args, rel, named):
+    """A tensor folder of outputs, written and sealed on anvil's report channel (anvil compares only what matches)."""
+    written = tensor_io.write_dir(os.path.join(args.out, rel), named)
+    if args.report is not None:
+        args.report.seal(rel, written)
 
 
 def _copied(result):
@@ -476,7 +484,9 @@ def run(args):
         timeline.lap("cuda_init")
     # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
     timer = Timer(device)
-    guard = TamperGuard(args.out)
+    # anvil's report channel, before any candidate code: seals of what the worker writes, what its traces see.
+    args.report = ReportChannel(args.report_fd) if args.report_fd is not None else None
+    guard = TamperGuard(args.out, args.report)
     # Counting every op from C++ starts before the candidate's code registers its own.
     observer = OpObserver.start() if args.format == "kernelbench" else None
     _announce_ready(args.ready_fd)
@@ -505,13 +515,12 @@ def run(args):
             finally:
                 if ops is not None:
                     ops.checkpoint(f"trial {k}")
-                    ops.write(args.out)
+                    ops.write(args.out, args.report)
             if type(model) is NativeModel:
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
             outputs = _check_outputs(result, k)
-            tensor_io.write_dir(os.path.join(args.out, f"trial_{k}"),
-                                [(f"out{i}", o) for i, o in enumerate(outputs)])
+            _write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
             _held_out_trials(model, device, timer, args, trace, ops)
             guard.check("after the held-out sets")
@@ -533,6 +542,8 @@ def run(args):
             _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
+                if args.report is not None:
+                    args.report.seal_file(args.out, "kernel_trace.tsv")
                 timeline.lap("trace_write")
             timeline.write(args.out)
     return 0
@@ -564,6 +575,8 @@ def main(argv=None):
                    "(src/integrity/kernel_trace.h)")
     r.add_argument("--ready-fd", type=int, help="written to once the worker is ready to load the candidate: the "
                    "run's deadline counts from then")
+    r.add_argument("--report-fd", type=int, help="anvil's report channel (anvil_py/report_channel.py): seals of the "
+                   "outputs written, what the traces and the tamper guard found")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--recheck-sets", type=int, default=0,

@@ -165,10 +165,14 @@ class ForwardTrace:
         if self.observer is not None:
             self.observer.since()
 
-    def write(self, out):
+    def write(self, out, report=None):
+        """To aten_ops.json, and to anvil's report channel (`report`), where it cannot be rewritten."""
         compute = sorted(op for op in self.ops if aten_compute(op))
         listed = [f"{op} x{self.ops[op]}" for op in compute]
         listed += [f"{op} x{n} (op observer)" for op, n in sorted(self.observed.items())]
+        host = [f"{name} x{n}" for name, n in sorted(self.host.items())]
+        if report is not None:
+            report.send({"kind": "ops", "compute": listed, "host": host, "first": self.first})
         with open(os.path.join(out, "aten_ops.json"), "w") as f:
-            json.dump({"ops": self.ops, "compute": listed, "observer": self.observer is not None,
-                       "host": [f"{name} x{n}" for name, n in sorted(self.host.items())], "first": self.first}, f)
+            json.dump({"ops": self.ops, "compute": listed, "observer": self.observer is not None, "host": host,
+                       "first": self.first}, f)

@@ -28,6 +28,7 @@ from anvil_py.task_loader import TaskError
 
 _OUR_MODULES = ("anvil_py.candidate_worker", "anvil_py.timing", "anvil_py.tensor_io", "anvil_py.kernel_trace",
                 "anvil_py.task_loader", "anvil_py.tamper_guard", "anvil_py.native_model", "anvil_py.forward_trace",
+                "anvil_py.report_channel",
                 "anvil_py.static_check.torch_names", "__main__")
 # The mode machinery the worker's aten and host traces run on (forward_trace.ForwardTrace).
 _MODE_STACK = ("_len_torch_dispatch_stack", "_len_torch_function_stack", "_push_on_torch_dispatch_stack",
@@ -41,7 +42,7 @@ _NAMED = [
                                 "get_device_properties")),
     ("torch.cuda.Event", torch.cuda.Event, None),
     ("time", time, ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns")),
-    ("os", os, ("read", "write", "replace", "makedirs", "_exit", "open", "close", "fsync")),
+    ("os", os, ("read", "write", "replace", "makedirs", "_exit", "open", "close", "fsync", "fstat", "urandom")),
     ("json", json, ("dump", "dumps", "load", "loads")),
     ("struct", struct, ("Struct", "pack", "unpack")),
     ("ctypes", ctypes, ("CDLL", "CFUNCTYPE", "memmove")),
@@ -93,8 +94,9 @@ def fingerprint():
 class TamperGuard:
     """Take it before the candidate's code loads; `check(when)` after each phase."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir, report=None):
         self.out_dir = out_dir
+        self.report = report  # report_channel.ReportChannel: what is found goes to anvil at once.
         self.before = fingerprint()
 
     def changes(self):
@@ -106,6 +108,8 @@ class TamperGuard:
         changed = self.changes()
         if not changed:
             return
+        if self.report is not None:
+            self.report.send({"kind": "tamper", "changed": changed, "when": when})
         with open(os.path.join(self.out_dir, "tamper.json"), "w") as f:
             json.dump({"changed": changed, "when": when}, f)
         shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")

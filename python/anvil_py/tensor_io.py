@@ -43,12 +43,15 @@ def to_json_value(value):
 
 
 def write_dir(path, named_values):
-    """Writes [(name, value)] where value is a tensor or a plain scalar."""
+    """Writes [(name, value)] where value is a tensor or a plain scalar. Returns [(name, tensor)]: each tensor as it
+    was written (contiguous, on the CPU)."""
     os.makedirs(path, exist_ok=True)
     entries = []
+    written = []
     for name, value in named_values:
         if isinstance(value, torch.Tensor):
             t = value.detach().contiguous().cpu()
+            written.append((name, t))
             fname = f"{name}.bin"
             raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
             raw.numpy().tofile(os.path.join(path, fname))
@@ -60,6 +63,7 @@ def write_dir(path, named_values):
     with open(tmp, "w") as f:
         json.dump({"version": 1, "tensors": entries}, f)
     os.replace(tmp, os.path.join(path, "tensors.json"))
+    return written
 
 
 def _mapped(fname):

@@ -231,3 +231,21 @@ print("wrote", flush=True)
     run = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     assert run.stdout == "timed\n" and run.returncode == -11, (run.returncode, run.stdout, run.stderr[-2000:])
+
+
+def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
+    # A candidate that puts /dev/null where anvil's pipe was would swallow the worker's seals and findings.
+    from anvil_py.report_channel import ReportChannel
+    read, write = os.pipe()
+    report = ReportChannel(write)
+    report.seal("trial_0", [("out0", torch.arange(4, dtype=torch.float32))])
+    line = json.loads(os.read(read, 65536).decode())
+    assert line["dir"] == "trial_0" and len(line["tensors"][0]["points"]) == 4
+    assert line["tensors"][0]["points"][1] == [1, "0000803f"]  # 1.0f, little-endian
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, write)
+    try:
+        report.send({"kind": "ops", "compute": []})
+        raise AssertionError("sent into /dev/null")
+    except RuntimeError as err:
+        assert "replaced" in str(err)

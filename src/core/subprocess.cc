@@ -96,13 +96,13 @@ std::string ProcessResult::Describe() const {
 namespace {
 
 // Hands `fd` to the child as the next passed descriptor, named by `flag N`.
+}  // namespace
+
 void PassAs(ProcessSpec& spec, const std::string& flag, int fd) {
   spec.argv.push_back(flag);
   spec.argv.push_back(std::to_string(3 + spec.pass_fds.size()));
   spec.pass_fds.push_back(fd);
 }
-
-}  // namespace
 
 ReadyPipe::~ReadyPipe() {
   for (int fd : ends_) {

@@ -81,6 +81,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec);
 // The pipe behind ProcessSpec::ready_fd for a worker that takes its write end
 // as `FLAG N` (N: the descriptor it has in the child). Keep it alive until
 // RunProcess returns; both ends close with it.
+// Passes `fd` to the child as the next of its descriptors 3, 4, ... and adds
+// `flag N` (that number) to spec.argv.
+void PassAs(ProcessSpec& spec, const std::string& flag, int fd);
+
 class ReadyPipe {
  public:
   ReadyPipe() = default;

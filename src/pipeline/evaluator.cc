@@ -390,6 +390,16 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     TamperCheat(v);
     return;
   }
+  if (!v.run.forged.empty()) {
+    std::string files;
+    for (std::size_t i = 0; i < v.run.forged.size() && i < 5; ++i) files += (i ? "; " : "") + v.run.forged[i];
+    RuntimeCheat(v, "run.forged_output",
+                 "files of the worker's folder changed after the worker wrote and sealed them, or it never wrote "
+                 "them: " +
+                     files,
+                 "the candidate rewrote the worker's outputs or reports");
+    return;
+  }
   if (ForwardTraceCheat(v)) return;
   if (!v.run.ok) {
     if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {

@@ -24,6 +24,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   g.host_compute.insert(g.host_compute.end(), r.host_compute.begin(), r.host_compute.end());
   if (!r.compute_seen_in.empty()) g.compute_seen_in = r.compute_seen_in;
   if (!r.tampered.empty()) g.tampered = r.tampered;
+  g.forged.insert(g.forged.end(), r.forged.begin(), r.forged.end());
   for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }
 

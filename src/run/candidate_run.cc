@@ -13,7 +13,9 @@
 #include "core/files.h"
 #include "core/json_fields.h"
 #include "core/python.h"
+#include "core/report_pipe.h"
 #include "integrity/candidate_sandbox.h"
+#include "run/worker_report.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -156,6 +158,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   // The deadline counts from when the worker is ready to load the candidate:
   // an exec'd worker first imports torch (seconds on a loaded machine), which
   // is not the candidate's time.
+  ReportPipe report;
+  if (Status s = report.Attach(spec, "--report-fd"); !s.ok()) return s;
   ReadyPipe ready;
   if (Status s = ready.Attach(spec, "--ready-fd"); !s.ok()) return s;
   spec.working_dir = request.out_dir.string();
@@ -189,6 +193,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   auto r = RunProcess(spec);
   RunOutcome out;
   if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.
+  report.Finish();
   if (!r.ok()) return r.status();
 
   const ProcessResult& p = r.value();
@@ -204,6 +209,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   out.sandbox_layers = p.sandbox_layers;
   out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);
   ReadWritten(request.out_dir, expected_trials, out);
+  JudgeWorkerReport(report.Lines(), report.overflowed(), request.out_dir, p.Succeeded(), out);
   const bool timed = out.timed.calls_started;
   // A broken protocol is judged by the caller (a cheat), not a failed run.
   const bool wrote_all =

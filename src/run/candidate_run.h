@@ -45,8 +45,12 @@ struct RunOutcome {
   std::vector<std::string> aten_compute;
   std::vector<std::string> host_compute;
   std::string compute_seen_in;  // Where either was seen first: "trial 0", "timed call 3".
-  // From out_dir/tamper.json: what the candidate replaced (RunGate::tampered).
+  // From out_dir/tamper.json and the report channel: what the candidate
+  // replaced (RunGate::tampered).
   std::vector<std::string> tampered;
+  // Files the worker wrote that do not match their seals on the report
+  // channel, or that it never wrote (RunGate::forged; run/worker_report.h).
+  std::vector<std::string> forged;
   // From out_dir/timeline.json: the child's own phases (RunGate::phase_seconds).
   std::map<std::string, double> phase_seconds;
 };

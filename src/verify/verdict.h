@@ -51,6 +51,10 @@ struct RunGate {
   // relies on (python/anvil_py/tamper_guard.py), with when it was found as
   // the last entry ("after trial 0"); any is a cheat (run.tamper).
   std::vector<std::string> tampered;
+  // Files of the worker's folder that changed after the worker wrote them (its
+  // seals, sent on a channel the candidate cannot rewrite, do not match), or
+  // that it never wrote: any is a cheat (run.forged_output).
+  std::vector<std::string> forged;
   // Where the candidate process's time went, from its own clock (docs/protocol.md,
   // timeline.json): start (anvil's spawn to the worker's first line: fork or
   // exec, interpreter, imports), cuda_init, load (building the model, loading

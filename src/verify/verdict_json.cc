@@ -62,6 +62,7 @@ json RunJson(const RunGate& r) {
           {"host_compute", r.host_compute},
           {"compute_seen_in", r.compute_seen_in},
           {"tampered", r.tampered},
+          {"forged", r.forged},
           {"phase_seconds", r.phase_seconds}};
 }
 
