@@ -11,6 +11,7 @@ import ctypes
 import hashlib
 import inspect
 import json
+import math
 import os
 import signal
 import sys
@@ -22,6 +23,7 @@ import torch
 from anvil_py import tensor_io
 from anvil_py.forward_trace import ForwardTrace, OpObserver
 from anvil_py.kernel_trace import KernelTrace
+from anvil_py.model_init import build_model_new, construct_for_extraction
 from anvil_py.native_model import NativeModel
 from anvil_py.no_exec import forbid_exec
 from anvil_py.process_starts import refuse_process_starts
@@ -33,6 +35,8 @@ from anvil_py.timing import CallClock, Timer, recheck_points, recheck_sample
 EXIT_CANDIDATE_ERROR = 3
 # How long the extraction lets forward run on placeholder inputs (_forward_for_extraction).
 _EXTRACTION_FORWARD_SECONDS = 5
+# Inputs up to this many elements are real zeros on the CPU for that forward; larger ones meta tensors.
+_EXTRACTION_CPU_ELEMENTS = 1 << 24
 # ---------------------------------------------------------------- kernelbench
 def _listify(x):
     if x is None:
@@ -65,13 +69,16 @@ def _extension_call(signature, args, kwargs):
 
 
 class _Unbuilt:
-    """Stands in for an extension while sources are being extracted."""
+    """Stands in for an extension while sources are being extracted. `called` says whether code called one."""
+
+    called = []
 
     def __init__(self, name):
         self._name = name
 
     def __getattr__(self, attr):
         def unavailable(*_, **__):
+            _Unbuilt.called.append(self._name)
             raise RuntimeError(f"extension {self._name} is not built during extraction")
         return unavailable
 
@@ -79,9 +86,19 @@ class _Unbuilt:
 def _record_extensions(recorded, signature):
     def load_inline(*args, **kwargs):
         call, _ = _extension_call(signature, args, kwargs)
-        if call not in recorded:  # A lazy build seen twice (at import and in forward) is one build.
-            recorded.append(call)
-        return _Unbuilt(call["name"])
+        # A lazy build seen twice (at import and in forward) is one build.
+        if any(r["key"] == call["key"] and r["name"].startswith(call["name"]) for r in recorded):
+            return _Unbuilt(call["name"])
+        # One name for other sources: torch builds the second as name_v1 (both load); so does anvil, and the run
+        # finds each by its key.
+        taken = {r["name"] for r in recorded}
+        name, version = call["name"], 0
+        while name in taken:
+            version += 1
+            name = f"{call['name']}_v{version}"
+        call["name"] = name
+        recorded.append(call)
+        return _Unbuilt(name)
     return load_inline
 
 
@@ -94,12 +111,11 @@ def _prebuilt_extensions(builds, signature):
     def load_inline(*args, **kwargs):
         call, is_python_module = _extension_call(signature, args, kwargs)
         name = call["name"]
-        path = builds.get("extensions", {}).get(name)
-        if path is None and call["key"] in builds.get("keys", {}):
-            # The same sources under a name of this process's own (a uuid): built under the extraction's name, so
-            # the module initializes under that one.
+        # By its sources first: the build the extraction recorded for them (under a name of its own: a version
+        # of a name used twice, the extraction's uuid), which its module initializes under.
+        if call["key"] in builds.get("keys", {}):
             name = builds["keys"][call["key"]]
-            path = builds["extensions"].get(name)
+        path = builds.get("extensions", {}).get(name)
         if path is None:
             raise RuntimeError(f"extension {call['name']!r} was not built by anvil's compile gate: anvil builds "
                                "what load_inline is called with while the module is imported, ModelNew is built and "
@@ -138,85 +154,12 @@ def _load_candidate(path):
         raise
 
 
-def _holds_loose_tensors(model):
-    """Whether a module keeps tensors outside its parameters and buffers (plain attributes, lists, dicts): those
-    get their values in __init__ and no state dict restores them."""
-    for m in model.modules():
-        for name, value in vars(m).items():
-            if name in ("_parameters", "_buffers", "_modules"):
-                continue
-            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-            if any(isinstance(v, torch.Tensor) for v in items):
-                return True
-    return False
-
-
-def _model_from_state(module, spec, device, state_path):
-    """ModelNew built on the meta device and filled from the reference's state dict on `device`, when that state
-    dict gives every parameter and buffer it has (same names, shapes, dtypes) and it keeps no other tensors: then
-    the values __init__ would compute are all overwritten anyway, and a level-3 model skips seconds of random
-    initialization on the CPU. None otherwise (the caller builds it the usual way)."""
-    try:
-        with torch.device("meta"):
-            model = module.ModelNew(*spec["init_inputs"])
-    except Exception:  # noqa: BLE001 - an __init__ that computes on its tensors: the usual way
-        return None
-    if not isinstance(model, torch.nn.Module) or _holds_loose_tensors(model):
-        return None
-    # Mapped, not read: the values go once from the page cache to where they live (a 4 GB Linear took seconds).
-    reference = torch.load(state_path, map_location="cpu", mmap=True)
-    tensors = dict(model.named_parameters())
-    tensors.update(dict(model.named_buffers()))
-    if set(tensors) != set(reference) or any(
-            t.shape != reference[k].shape or t.dtype != reference[k].dtype for k, t in tensors.items()):
-        return None
-    if torch.device(device).type == "cpu":
-        # The mapped tensors themselves (private: a write to them never reaches the file).
-        model.load_state_dict(reference, strict=True, assign=True)
-        return model
-    model = model.to_empty(device=device)
-    model.load_state_dict(reference, strict=True)
-    return model
-
-
-def _model_new(module, spec, device, prepared):
-    if not hasattr(module, "ModelNew"):
-        raise TaskError("missing", "the candidate does not define class ModelNew")
-    state_path = os.path.join(prepared, "state_dict.pt")
-    if os.path.exists(state_path):
-        model = call_stage("init", lambda: _model_from_state(module, spec, device, state_path))
-        if model is not None:
-            return model
-    torch.manual_seed(spec.get("init_seed", 42))
-    model = call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
-    model = call_stage("init", lambda: model.to(device))
-    state_path = os.path.join(prepared, "state_dict.pt")
-    if isinstance(model, torch.nn.Module) and os.path.exists(state_path):
-        reference = torch.load(state_path, map_location="cpu", mmap=True)
-        own = model.state_dict()
-        shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
-        if shared:
-            model.load_state_dict(shared, strict=False)
-    return model
-
-
 def _construct_for_extraction(module, spec, recorded):
-    """Builds ModelNew once so that load_inline calls made in __init__ are recorded too. On the meta device first:
-    parameters get no memory and no values (a level-3 model took 10-25 s on the CPU), and nothing here needs them;
-    an __init__ that computes on its tensors fails there and is built on the CPU instead."""
-    if not hasattr(module, "ModelNew"):
-        return
-    before = len(recorded)
-    for device in ("meta", "cpu"):
-        del recorded[before:]  # What a failed attempt recorded is recorded again.
-        torch.manual_seed(spec.get("init_seed", 42))
-        try:
-            with torch.device(device):
-                model = call_stage("init", lambda: module.ModelNew(*spec["init_inputs"]))
-        except TaskError:
-            continue  # Construction problems surface in the run gate.
+    """ModelNew built once (model_init.construct_for_extraction) and its forward called once on placeholders, so that
+    load_inline calls made in __init__ or on the first call are recorded too."""
+    model = construct_for_extraction(module, spec, recorded)
+    if model is not None:
         _forward_for_extraction(model, spec.get("inputs"))
-        return
 
 
 class _OutOfTime(BaseException):
@@ -229,22 +172,28 @@ def _forward_for_extraction(model, described):
     built yet, so calling one raises anyway. A forward still running after a few seconds is stopped."""
     if described is None:
         return
-    inputs = [d["scalar"] if "scalar" in d else
-              torch.empty(d["shape"], dtype=tensor_io.dtype_from_name(d["dtype"]), device="meta") for d in described]
+    small = sum(math.prod(d["shape"]) for d in described if "shape" in d) <= _EXTRACTION_CPU_ELEMENTS
+
+    def placeholders(device):
+        return [tensor_io.from_json_value(d["scalar"]) if "scalar" in d else
+                torch.zeros(d["shape"], dtype=tensor_io.dtype_from_name(d["dtype"]), device=device) for d in described]
 
     def out_of_time(*_):
         raise _OutOfTime()
 
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, _EXTRACTION_FORWARD_SECONDS)
-    try:
-        with torch.no_grad():
-            model(*inputs)
-    except BaseException:  # noqa: BLE001 - the run gate calls forward for real and reports what it does
-        pass
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    # Small inputs as real zeros on the CPU (a forward that checks its device first, `if x.device.type != "cpu"`,
+    # still gets to its build), then on the meta device.
+    for device in ("cpu", "meta") if small else ("meta",):
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.setitimer(signal.ITIMER_REAL, _EXTRACTION_FORWARD_SECONDS)
+        try:
+            with torch.no_grad():
+                model(*placeholders(device))
+        except BaseException:  # noqa: BLE001 - the run gate calls forward for real and reports what it does
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _announce_ready(fd):
@@ -261,7 +210,14 @@ def extract(args):
     guard = TamperGuard(None)
     problem = None
     try:
-        module = _load_candidate(args.candidate)
+        try:
+            module = _load_candidate(args.candidate)
+        except TaskError as e:
+            if not (recorded and _Unbuilt.called):
+                raise
+            # A module that calls its extension at import (a self-test) stops there while nothing is built: what
+            # it defined up to that point is used here, and the run gate imports it again, with its extensions.
+            module = sys.modules.get("anvil_candidate")
         if args.init:
             with open(args.init) as f:
                 _construct_for_extraction(module, json.load(f), recorded)
@@ -297,7 +253,7 @@ def _build_callable(args, spec, device):
         return NativeModel(builds["native"], spec, params, device)
     _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
-    return _model_new(module, spec, device, args.prepared)
+    return build_model_new(module, spec, device, args.prepared)
 
 
 def _check_outputs(result, k):

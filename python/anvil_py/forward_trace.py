@@ -31,8 +31,9 @@ class _AtenTrace(TorchDispatchMode):
 
 # Tensor methods that hand its data to Python or numpy (or run Python per element), and those that read one
 # element as a Python number. Frozen: the tamper guard watches these names, and a frozenset cannot be emptied.
+# (A tensor's storage is not among them: an aliasing check, `x.untyped_storage().data_ptr()`, is honest; what is
+# read from a storage is the static rules' to judge, py.host_compute.)
 _HOST_TRANSFERS = frozenset({torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.__array__, torch.Tensor.__dlpack__,
-                             torch.Tensor.untyped_storage, torch.Tensor.storage, torch.Tensor._typed_storage,
                              torch.Tensor.apply_, torch.Tensor.map_, torch.Tensor.map2_, torch.Tensor.__repr__,
                              torch.Tensor.__format__})
 _SCALAR_READS = frozenset({torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__index__,

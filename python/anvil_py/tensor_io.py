@@ -33,13 +33,26 @@ def describe(value, name):
 
 
 def to_json_value(value):
+    """A value of get_init_inputs() or a scalar output as JSON: a tuple stays one ({"tuple": [...]}, so that
+    `kernel_size=(5, 7)` reaches ModelNew as the tuple it was), other values as they read."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple):
+        return {"tuple": [to_json_value(v) for v in value]}
+    if isinstance(value, list):
         return [to_json_value(v) for v in value]
     if isinstance(value, torch.dtype):
         return str(value)
     return repr(value)
+
+
+def from_json_value(value):
+    """to_json_value's inverse: the tuples come back as tuples."""
+    if isinstance(value, dict) and set(value) == {"tuple"} and isinstance(value["tuple"], list):
+        return tuple(from_json_value(v) for v in value["tuple"])
+    if isinstance(value, list):
+        return [from_json_value(v) for v in value]
+    return value
 
 
 def write_dir(path, named_values):
@@ -79,7 +92,7 @@ def read_dir(path, device="cpu"):
     values = []
     for entry in manifest["tensors"]:
         if "file" not in entry:
-            values.append((entry["name"], entry.get("scalar")))
+            values.append((entry["name"], from_json_value(entry.get("scalar"))))
             continue
         dtype = _DTYPES[entry["dtype"]]
         fname = os.path.join(path, entry["file"])

@@ -332,3 +332,10 @@ class ModelNew(nn.Module):
         return self.ext.relu_forward(x)
 """
     assert_no_cheat(src)
+
+
+def test_words_of_the_candidates_own_that_contain_a_harness_word_are_not_probes():
+    # Legit sweep 2: an extension named "selu_dispatch_mode", a config string; the harness's names are whole names.
+    src = model("return ext.relu_cuda(x)", extra="MODE = 'dispatch_mode=fast'\nNAME = 'selu_dispatch_mode_ext'\n",
+                init="self.note = 'uses the function_mode of its own'")
+    assert_no_cheat(src)

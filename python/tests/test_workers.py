@@ -72,7 +72,7 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
     """A ModelNew whose parameters and buffers the reference's state dict covers is built on the meta device and
     filled from it (no random initialization); one with other tensors (a plain attribute, a non-persistent buffer,
     other names) is built on the CPU as before. Both end with the reference's values."""
-    from anvil_py import candidate_worker
+    from anvil_py import model_init
 
     torch.manual_seed(0)
     reference = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
@@ -102,9 +102,9 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
     for cls, fast in ((Same, True), (Loose, False), (Renamed, False)):
         module = Module()
         module.ModelNew = cls
-        built = candidate_worker._model_from_state(module, spec, torch.device("cpu"), str(tmp_path / "state_dict.pt"))
+        built = model_init._from_state(module, spec, torch.device("cpu"), str(tmp_path / "state_dict.pt"))
         assert (built is not None) == fast, cls.__name__
-        model = candidate_worker._model_new(module, spec, torch.device("cpu"), str(tmp_path))
+        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
         assert not any(t.is_meta for t in model.state_dict().values())
         if cls is not Renamed:
             for k, v in want.items():
@@ -249,3 +249,80 @@ def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
         raise AssertionError("sent into /dev/null")
     except RuntimeError as err:
         assert "replaced" in str(err)
+
+
+def test_a_model_new_that_computes_on_its_weights_in_init_keeps_them(tmp_path):
+    # Legit sweep 2: a multiplier folded into a weight, a square weight kept transposed under its own name. The
+    # reference's state dict loaded over them undid that (a wrong answer); KernelBench builds both under one seed.
+    from anvil_py import model_init
+
+    spec = {"init_inputs": [], "init_seed": 42}
+    torch.manual_seed(42)
+
+    class Ref(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+    ref = Ref()
+    torch.save(ref.state_dict(), tmp_path / "state_dict.pt")
+
+    class Folded(Ref):
+        def __init__(self):
+            super().__init__()
+            with torch.no_grad():
+                self.fc.weight.mul_(2.0)
+
+    class Transposed(Ref):
+        def __init__(self):
+            super().__init__()
+            self.fc.weight = torch.nn.Parameter(self.fc.weight.data.t().contiguous())
+
+    class Reinitialized(Ref):  # Another initialization, no computation on it: the reference's weights.
+        def __init__(self):
+            super().__init__()
+            torch.nn.init.normal_(self.fc.weight)
+
+    class Module:
+        pass
+
+    for cls, want in ((Folded, 2.0 * ref.fc.weight), (Transposed, ref.fc.weight.t()), (Reinitialized, ref.fc.weight)):
+        module = Module()
+        module.ModelNew = cls
+        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
+        assert torch.allclose(model.fc.weight, want), cls.__name__
+
+
+def test_tensors_kept_outside_the_state_are_found_wherever_they_are():
+    # A holder object or a functools.partial keeping a parameter: filled from the state dict on the meta device,
+    # they kept the meta tensors (a runtime error).
+    import functools
+    import types
+
+    from anvil_py import model_init
+
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+            self.holder = types.SimpleNamespace(weight=torch.ones(4))
+
+    class Partial(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+            self.f = functools.partial(torch.nn.functional.linear, bias=torch.zeros(4))
+
+    class Clean(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+            self.act = functools.partial(torch.nn.functional.leaky_relu, negative_slope=0.1)
+
+    assert model_init.holds_loose_tensors(Holder()) and model_init.holds_loose_tensors(Partial())
+    assert not model_init.holds_loose_tensors(Clean())
+
+
+def test_tuples_of_the_init_inputs_reach_model_new_as_tuples():
+    value = [3, (5, 7), [1, (2,)], "same", None]
+    assert tensor_io.from_json_value(json.loads(json.dumps(tensor_io.to_json_value(value)))) == value

@@ -253,8 +253,7 @@ std::vector<std::string> SafeFlags(const std::vector<std::string>& flags, std::v
                                     "-g",
                                     "-march=",
                                     "-mtune=",
-                                    "-mavx",
-                                    "-mfma",
+                                    "-m",
                                     "-ffast-math",
                                     "-funroll",
                                     "-fopenmp",
@@ -338,6 +337,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
   result.native_sources = NativeSourcesOf(extensions);
   // The slim headers' text (part of the key) or "" when off.
   const std::string slim_headers = cuda_backend ? SlimTorchHeaders() : "";
+  std::vector<std::string> all_dropped;
   for (const auto& ext : extensions) {
     if (!IsIdentifier(ext.name)) {
       result.ok = false;
@@ -445,6 +445,7 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
     job.commands.push_back(link);
     job.phases.push_back("link");
     for (const auto& d : dropped) result.log += "[anvil] dropped candidate compiler flag: " + d + "\n";
+    all_dropped.insert(all_dropped.end(), dropped.begin(), dropped.end());
 
     std::string key_material = "kernelbench-v1\n" + main_cpp + "\n--cu--\n" + cuda_cu + "\n" + torch.torch_version +
                                "\n" + CompilerIdentity("g++");
@@ -481,6 +482,12 @@ CompileResult BuildKernelbench(const std::vector<ExtensionSpec>& extensions, con
   }
   if (extensions.empty()) result.cached = false;
   Finish(result, maps, candidate, options);
+  if (!result.ok && !all_dropped.empty()) {
+    // A build that fails for want of a flag says which ones anvil did not pass on.
+    std::string flags;
+    for (const auto& d : all_dropped) flags += (flags.empty() ? "" : " ") + d;
+    result.summary += "\nanvil did not pass these compiler flags of the candidate's on (not allowed): " + flags + "\n";
+  }
   return result;
 }
 

@@ -11,11 +11,14 @@ namespace fs = std::filesystem;
 
 TEST(SafeFlagsTest, KeepsOptimisationAndDropsDangerousFlags) {
   std::vector<std::string> dropped;
-  auto kept = SafeFlags({"-O3", "-DFOO=1", "--use_fast_math", "-fplugin=/tmp/evil.so", "@/etc/passwd",
-                         "-Wl,--wrap=cudaEventElapsedTime", "-o/tmp/x", "-march=native", ""},
-                        &dropped);
-  EXPECT_EQ(kept, (std::vector<std::string>{"-O3", "-DFOO=1", "--use_fast_math", "-march=native"}));
-  EXPECT_EQ(dropped.size(), 4u);
+  auto kept = SafeFlags(
+      {"-O3", "-DFOO=1", "--use_fast_math", "-fplugin=/tmp/evil.so", "@/etc/passwd", "-Wl,--wrap=cudaEventElapsedTime",
+       "-o/tmp/x", "-march=native", "", "-mf16c", "-mavx512f", "-wrapper", "sh,-c,id", "-MF/root/.bashrc", "-B/tmp"},
+      &dropped);
+  // Machine flags are code generation (-mf16c for _cvtss_sh); a wrapper, a dependency file or a tool path are not.
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"-O3", "-DFOO=1", "--use_fast_math", "-march=native", "-mf16c", "-mavx512f"}));
+  EXPECT_EQ(dropped.size(), 8u);
 }
 
 class NativeBuildTest : public ::testing::Test {

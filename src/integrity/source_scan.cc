@@ -134,24 +134,33 @@ class Scanner {
   }
 
   // Namespace aliases of at/torch, `using` declarations, and variables declared as tensors.
+  // Whether `at::<name>` (a namespace under ATen's roots) holds no compute: at::vec, at::cuda, torch::indexing.
+  bool QuietNamespace(std::string_view name) const {
+    return v_.aten_quiet_namespaces.count(name) > 0 || name == "indexing";
+  }
+
   void CollectNames() {
+    CollectTypes();
     for (size_t i = 0; i + 3 < tokens_.size(); ++i) {
       const std::string_view t = Text(i);
       if (tokens_[i].ident && Text(i + 1) == "(" && DefinesFunction(i)) defined_.insert(t);
+      // The candidate's own lambdas and function objects: `auto gelu = [](float v) { ... };`.
+      if (t == "auto" && tokens_[i + 1].ident && Text(i + 2) == "=" && Text(i + 3) == "[") defined_.insert(Text(i + 1));
       // `namespace q = ::at::cpu;`, `using namespace ::at;`: the global scope spelled out.
       const size_t alias = Text(i + 3) == "::" ? i + 4 : i + 3;
       const size_t used = Text(i + 2) == "::" ? i + 3 : i + 2;
       if (t == "namespace" && tokens_[i + 1].ident && Text(i + 2) == "=" && IsAtenRoot(Text(alias))) {
-        aten_roots_.insert(Text(i + 1));
+        // `namespace vec = at::vec;` (ATen's own idiom) names no compute.
+        if (!(Text(alias + 1) == "::" && QuietNamespace(Text(alias + 2)))) aten_roots_.insert(Text(i + 1));
       } else if (t == "using" && Text(i + 1) == "namespace" && IsAtenRoot(Text(used))) {
-        using_aten_namespace_ = true;
+        if (!(Text(used + 1) == "::" && QuietNamespace(Text(used + 2)))) using_aten_namespace_ = true;
       } else if (t == "using" && IsAtenRoot(Text(i + 1)) && Text(i + 2) == "::") {
         size_t j = i + 1;
         while (Text(j + 1) == "::" && j + 2 < tokens_.size() && tokens_[j + 2].ident) j += 2;
         if (!std::isupper(static_cast<unsigned char>(Text(j)[0])) && !v_.aten_allowed.count(Text(j))) {
           using_names_.insert(Text(j));
         }
-      } else if (t == "Tensor") {
+      } else if (t == "Tensor" && (!own_tensor_type_ || (i >= 2 && Text(i - 1) == "::" && IsAtenRoot(Text(i - 2))))) {
         size_t j = i + 1;
         while (Text(j) == "const" || Text(j) == "&" || Text(j) == "*" || Text(j) == "&&") ++j;
         if (j < tokens_.size() && tokens_[j].ident && Text(j + 1) != "(" && Text(j + 1) != "::") {
@@ -167,6 +176,75 @@ class Scanner {
 
   bool IsAtenRoot(std::string_view t) const { return t == "at" || t == "torch" || aten_roots_.count(t); }
 
+  // The types the source names that are not tensors (its own structs and aliases, C++'s arithmetic types,
+  // ATen's SIMD vectors), and the variables declared with them (`Vec v = Vec::loadu(p);`, `Stats stats;`, a
+  // parameter `(Vec x)`): their methods (`.erf()`, `.add(v)`) are not tensor compute.
+  void CollectTypes() {
+    for (std::string_view t :
+         {"float",      "double",  "int",           "long",     "short",    "char", "bool",   "unsigned",
+          "int64_t",    "int32_t", "uint32_t",      "uint64_t", "size_t",   "half", "float2", "float4",
+          "Vectorized", "__half",  "__nv_bfloat16", "half2",    "BFloat16", "Half"}) {
+      own_types_.insert(t);
+    }
+    for (size_t i = 0; i + 2 < tokens_.size(); ++i) {
+      const std::string_view t = Text(i);
+      if ((t == "struct" || t == "class") && tokens_[i + 1].ident) {
+        own_types_.insert(Text(i + 1));
+        if (Text(i + 1) == "Tensor") own_tensor_type_ = true;
+      } else if (t == "using" && tokens_[i + 1].ident && Text(i + 2) == "=") {
+        own_types_.insert(Text(i + 1));
+      } else if (t == "typedef") {
+        size_t j = i + 1;
+        while (j < tokens_.size() && Text(j) != ";") ++j;
+        if (j > i + 1 && tokens_[j - 1].ident) own_types_.insert(Text(j - 1));
+      }
+    }
+    for (size_t i = 0; i + 1 < tokens_.size(); ++i) {
+      if (!tokens_[i].ident || !own_types_.count(Text(i)) || Text(i + 1) == "::") continue;
+      // The declarators of one declaration: `const Vec half(0.5f), one(1.0f);`.
+      size_t j = SkipTemplate(i + 1);
+      for (int depth = 0; j < tokens_.size(); ++j) {
+        const std::string_view w = Text(j);
+        if (w == "(" || w == "[" || w == "{") ++depth;
+        if (w == ")" || w == "]" || w == "}") {
+          if (--depth < 0) break;
+        }
+        if (depth == 0 && (w == ";" || w == "=")) break;
+        if (depth == 0 && tokens_[j].ident &&
+            (Text(j - 1) == "," || j == SkipTemplate(i + 1) || Text(j - 1) == "&" || Text(j - 1) == "*" ||
+             Text(j - 1) == "const")) {
+          other_vars_.insert(w);
+        }
+      }
+    }
+  }
+
+  // Whether the receiver whose access is at token `dot` is a value of the source's own non-tensor types: a
+  // variable declared with one (and never as a tensor), a type's static call (`Vec::loadu(p).exp()`), or a
+  // parenthesized expression of such values and numbers (`(v * inv_sqrt2).erf()`).
+  bool OwnValue(size_t dot) const {
+    auto own_var = [&](std::string_view name) { return other_vars_.count(name) && !tensor_vars_.count(name); };
+    if (dot == 0) return false;
+    if (Text(dot - 1) != ")") {
+      const std::string_view root = ReceiverRoot(dot);
+      return own_var(root) || own_types_.count(root);
+    }
+    // The group's opening parenthesis, and whether every name inside is an own value, type or number.
+    size_t j = dot - 1;
+    bool all_own = true;
+    for (int depth = 0;; --j) {
+      if (Text(j) == ")") ++depth;
+      if (Text(j) == "(" && --depth == 0) break;
+      if (tokens_[j].ident && !own_var(Text(j)) && !own_types_.count(Text(j))) all_own = false;
+      if (j == 0) return false;
+    }
+    if (j == 0 || !tokens_[j - 1].ident) return all_own;  // (v * k).erf()
+    // A call's result: the source's own function, or a type's constructor or static method (Vec::loadu(p).exp()).
+    const std::string_view callee = Text(j - 1);
+    return defined_.count(callee) || own_types_.count(callee) ||
+           (j >= 3 && Text(j - 2) == "::" && own_types_.count(Text(j - 3)));
+  }
+
   // Index of the first token after a template argument list starting at `i` (or `i` itself).
   // Whether the identifier at i, followed by "(", names a function the
   // source defines here: a return type before it, a body after its
@@ -174,9 +252,12 @@ class Scanner {
   bool DefinesFunction(size_t i) const {
     if (i == 0) return false;
     const std::string_view before = Text(i - 1);
-    const bool typed = (tokens_[i - 1].ident && before != "return" && before != "else" && before != "new" &&
-                        before != "case" && before != "throw" && before != "co_return") ||
-                       before == "*" || before == "&" || before == ">";
+    const bool typed =
+        (tokens_[i - 1].ident && before != "return" && before != "else" && before != "new" && before != "case" &&
+         before != "throw" && before != "co_return") ||
+        before == "*" || before == "&" || before == ">" ||
+        // Out of its class: `float SeluParams::elu(float v) const {`.
+        (before == "::" && i >= 2 && tokens_[i - 2].ident && !IsAtenRoot(Text(i - 2)) && Text(i - 2) != "std");
     if (!typed) return false;
     size_t j = i + 1;
     for (int depth = 0; j < tokens_.size(); ++j) {
@@ -186,6 +267,10 @@ class Scanner {
     for (++j; j < tokens_.size(); ++j) {
       const std::string_view w = Text(j);
       if (w != "const" && w != "noexcept" && w != "override" && w != "final" && w != "mutable") break;
+    }
+    if (Text(j) == "->") {  // A trailing return type: `auto elu(float v) const -> float {`.
+      for (++j; j < tokens_.size() && Text(j) != "{" && Text(j) != ";" && Text(j) != "="; ++j) {
+      }
     }
     return j < tokens_.size() && Text(j) == "{";
   }
@@ -403,7 +488,7 @@ class Scanner {
                           (before == "&" || before == "=" || before == "(" || before == ",") &&
                           (after == ";" || after == "," || after == ")") &&
                           (before == "&" || std_qualified || (t != "open" && t != "rename"));
-    const bool named = free_call || as_value;
+    const bool named = (free_call || as_value) && !defined_.count(t);  // Its own clone() is not libc's.
     if (named && v_.process_calls.count(t)) return hit("cpp.process", kCheat, "controls processes");
     if (named && v_.tamper_calls.count(t)) return hit("cpp.native_tamper", kCheat, "loads code or patches memory");
     if (named && v_.file_calls.count(t)) return hit("cpp.file_access", kCheat, "accesses files or the environment");
@@ -464,12 +549,13 @@ class Scanner {
 
   void ScanMethod(size_t i) {
     const std::string_view t = Text(i);
-    if (v_.strong_compute.count(t) && !defined_.count(t)) {
+    if (v_.strong_compute.count(t) && !defined_.count(t) && !OwnValue(i - 1)) {
       return Hit("cpp.aten_compute", kCheat, i, "calls tensor method ." + std::string(t) + "()");
     }
     if (!v_.generic_methods.count(t)) return;
     const std::string_view root = ReceiverRoot(i - 1);
-    if (tensor_vars_.count(root) || IsAtenRoot(root)) {
+    // A name declared both as a tensor and as a value of another type (in different functions) is not judged.
+    if ((tensor_vars_.count(root) && !other_vars_.count(root)) || IsAtenRoot(root)) {
       Hit("cpp.aten_compute", kCheat, i, "calls tensor method ." + std::string(t) + "() on " + std::string(root));
     }
   }
@@ -487,6 +573,9 @@ class Scanner {
   NameSet using_names_;
   NameSet defined_;  // Functions and methods the source defines itself: its own relu() is not ATen's.
   NameSet tensor_vars_;
+  NameSet own_types_;             // Non-tensor types the source names (CollectTypes).
+  NameSet other_vars_;            // Variables declared with them.
+  bool own_tensor_type_ = false;  // The source defines a struct or class Tensor of its own (a native candidate).
   bool using_aten_namespace_ = false;
 };
 

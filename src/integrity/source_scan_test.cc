@@ -404,6 +404,60 @@ TEST(SourceScanTest, StringsSplitIntoPiecesAndPythonsFrameNames) {
   EXPECT_TRUE(Cheats(ScanNativeSource("const char* a = \"relu \" \"kernel\";", "src")).empty());
 }
 
+// Legit sweep 2 (issue 4): honest code the scan called compute.
+TEST(SourceScanTest, SimdVectorsOwnTypesAndOwnMembersAreNotTensors) {
+  const char* cases[] = {
+      // at::vec's Vectorized: its erf() and rsqrt() are SIMD math.
+      "using Vec = at::vec::Vectorized<float>;\n"
+      "void f(const float* px, float* py) {\n"
+      "  const Vec half(0.5f), one(1.0f), k(0.7f);\n"
+      "  Vec v = Vec::loadu(px);\n"
+      "  Vec r = half * v * (one + (v * k).erf());\n"
+      "  Vec s = Vec::loadu(px).rsqrt();\n"
+      "  r.store(py);\n"
+      "}\n",
+      // ATen's own alias for its vector namespace.
+      "namespace vec = at::vec;\nusing fVec = vec::Vectorized<float>;\n"
+      "float m(fVec vm) { return vec::vec_reduce_all<float>([](fVec& a, fVec& b) { return vec::maximum(a, b); }, vm); "
+      "}\n",
+      // One name, a SIMD value in one function and a tensor in another.
+      "using Vec = at::vec::Vectorized<float>;\n"
+      "static inline Vec silu(Vec x) { return x / (Vec(1.0f) + x.neg().exp()); }\n"
+      "torch::Tensor g(torch::Tensor x) { return torch::empty_like(x); }\n",
+      "struct Stats { double mean = 0; void add(double v) { mean += v; } };\n"
+      "static void row(const float* x, int n) { Stats stats; for (int i = 0; i < n; ++i) stats.add(x[i]); }\n"
+      "torch::Tensor h(torch::Tensor x) { torch::Tensor stats = torch::empty({2}, x.options()); return stats; }\n",
+      // A native candidate's own struct named Tensor.
+      "struct Tensor { float* p; float max(int r) const { return p[r]; } float sum(int r) const { return p[r]; } };\n"
+      "int f(float* q) { Tensor x{q}; return x.max(0) + x.sum(0) > 0; }\n",
+      // Its own members, defined out of line or with a trailing return type.
+      "struct SeluParams { float alpha; float elu(float v) const; };\n"
+      "float SeluParams::elu(float v) const { return v > 0.f ? v : alpha * v; }\n"
+      "float g(const SeluParams& p, float v) { return p.elu(v); }\n",
+      "struct Selu { auto elu(float v) const -> float { return v; } };\nfloat g(float v) { const Selu a; return "
+      "a.elu(v); }\n",
+      // Its own lambdas named like ATen's functions.
+      "using namespace at;\nTensor f(const Tensor& x) { auto gelu = [](float v) { return v; }; float y = gelu(1.f); "
+      "return empty_like(x); }\n",
+      "using namespace torch::indexing;\nint64_t f(const float* c) { auto argmax = [](const float* p) { return 0; }; "
+      "return argmax(c); }\n",
+      // Its own helper named like a libc function.
+      "static std::vector<float> clone(const float* p, int n) { return std::vector<float>(p, p + n); }\n"
+      "void f(const float* p) { auto v = clone(p, 4); }\n",
+      // ATen's metadata helpers and the binding anvil itself generates.
+      "int64_t d = at::maybe_wrap_dim(dim, x.dim());\nat::OptionalDeviceGuard g(at::device_of(x));\n"
+      "auto t = at::promoteTypes(a.scalar_type(), b.scalar_type());\n"
+      "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"mv\", torch::wrap_pybind_function(mv), \"mv\"); }\n",
+  };
+  for (const char* code : cases) {
+    const auto hits = Cheats(ScanNativeSource(code, "src"));
+    EXPECT_TRUE(hits.empty()) << code << "\n" << Describe(hits);
+  }
+  // The same methods on tensors still are compute.
+  EXPECT_FALSE(Cheats(ScanNativeSource("torch::Tensor f(torch::Tensor x) { return x.erf(); }", "src")).empty());
+  EXPECT_FALSE(Cheats(ScanNativeSource("torch::Tensor f(torch::Tensor x) { return (x * 2).rsqrt(); }", "src")).empty());
+}
+
 TEST(SourceScanTest, OneHitPerRuleAndLine) {
   const auto hits = ScanNativeSource("auto y = at::matmul(at::relu(a), at::mm(b, c));", "src");
   EXPECT_EQ(hits.size(), 1u) << Describe(hits);

@@ -22,7 +22,9 @@ struct Vocabulary {
       "typeMetaToScalarType elementSize infer_size manual_seed clone contiguous copy_ view reshape permute "
       "transpose squeeze unsqueeze expand flatten select slice as_strided alias broadcast_to narrow stride "
       "allclose equal item numel _local_scalar_dense in_parallel_region init_num_threads set_num_threads "
-      "intraop_default_num_threads");
+      "intraop_default_num_threads maybe_wrap_dim maybe_wrap_dims device_of promoteTypes isFloatingType "
+      "isIntegralType isComplexType isReducedFloatingType canCast toRealValueType wrap_pybind_function "
+      "get_num_threads get_thread_num get_parallel_info divup");
   // Namespaces under at::/torch:: that hold no compute (vendor-handle getters are caught before).
   NameSet aten_quiet_namespaces = Words("cuda detail autograd jit python library indexing hip mps xpu vec musa utils");
   // Compute names flagged without a call (`&at::mm`, `using at::mm;`) or on a receiver of unknown type.

@@ -149,11 +149,16 @@ HARNESS_MODULES = ("torch.utils._python_dispatch", "torch.autograd.profiler", "t
                    "torch._C._profiler", "anvil_py", "sys.argv", "sys.orig_argv")
 # torch.autograd.profiler names that only annotate (a range in a trace); the rest reads or drives profiler state.
 PROFILER_ANNOTATIONS = words("record_function emit_nvtx emit_itt")
-HARNESS_SUBSTRINGS = ("_python_dispatch", "dispatch_stack", "function_stack", "function_mode", "dispatch_mode",
-                      "DisableTorch", "DispatchKey", "_push_mode", "_pop_mode", "TorchDispatchMode",
-                      "TorchFunctionMode", "_dispatch_tls", "_profiler_enabled", "autograd.profiler",
-                      "RestorePythonTLSSnapshot", "PythonDispatcher", "disable_current_modes", "anvil_py",
-                      "libanvil", "ANVIL_", "_enable_record_function", "has_torch_function", "/proc/")
+# Whole names only (an extension called "selu_dispatch_mode", a config string "dispatch_mode=fast" are the
+# candidate's own words).
+HARNESS_SUBSTRINGS = ("_python_dispatch", "_len_torch_dispatch_stack", "_len_torch_function_stack",
+                      "_get_current_dispatch_mode", "_get_current_function_mode", "_is_torch_function_mode_enabled",
+                      "DisableTorchFunction", "_DisableTorchDispatch", "DispatchKeySet", "_push_mode", "_pop_mode",
+                      "TorchDispatchMode", "TorchFunctionMode", "_dispatch_tls", "_profiler_enabled",
+                      "autograd.profiler", "RestorePythonTLSSnapshot", "PythonDispatcher", "disable_current_modes",
+                      "anvil_py", "libanvil", "ANVIL_", "_enable_record_function", "has_torch_function", "/proc/")
+_HARNESS_STRING_RE = re.compile("(?<![A-Za-z0-9])(" + "|".join(
+    re.escape(w) + ("(?![A-Za-z0-9])" if w[-1].isalnum() else "") for w in HARNESS_SUBSTRINGS) + ")")
 
 
 def harness_name(q):
@@ -176,7 +181,8 @@ def harness_string(s):
     left to the C++ scan)."""
     if len(s) >= 256:
         return None
-    return next((w for w in HARNESS_SUBSTRINGS if w in s), None)
+    m = _HARNESS_STRING_RE.search(s)
+    return m.group(1) if m else None
 
 
 PIP_RE = re.compile(r"\b(pip3?|conda|mamba|uv|ensurepip)\b[^\n]{0,40}\binstall\b|-m\s+ensurepip")

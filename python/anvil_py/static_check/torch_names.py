@@ -24,7 +24,7 @@ PLUMBING = APPENDIX_J | words("""size dim ndimension numel nelement element_size
     is_complex is_tensor tolist numpy cpu cuda to float double int long short bool char byte half bfloat16 type
     type_as view_as_real view_as_complex is_pinned is_shared register_hook retain_grad dim_order broadcast_tensors
     atleast_1d atleast_2d atleast_3d diagonal split_with_sizes hsplit vsplit dsplit ravel is_same_size
-    resize_as_""")
+    resize_as_ T mT mH H adjoint unfold""")
 # torch.<name> callables that are not compute.
 TORCH_NONCOMPUTE = words("""no_grad enable_grad set_grad_enabled inference_mode is_grad_enabled
     is_inference_mode_enabled manual_seed seed initial_seed get_rng_state set_rng_state get_default_dtype
@@ -133,7 +133,8 @@ ATEN_PLUMBING = words("""_to_copy _unsafe_view _reshape_alias lift_fresh lift_fr
     new_empty_strided alias detach split_with_sizes unbind uniform_ normal_ random_ is_nonzero sym_size sym_stride
     sym_numel sym_storage_offset resize_ set_ _copy_from _copy_from_and_resize _has_compatible_shallow_copy_type
     view_copy expand_copy slice select scalar_tensor _pin_memory _efficientzerotensor resolve_conj resolve_neg conj
-    _conj _neg_view is_conj is_neg _is_zerotensor _nested_tensor_from_mask_left_aligned lift""")
+    _conj _neg_view is_conj is_neg _is_zerotensor _nested_tensor_from_mask_left_aligned lift numpy_T mT mH adjoint
+    matrix_H unfold""")
 
 
 def is_plumbing(name):

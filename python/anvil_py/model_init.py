@@ -1,0 +1,164 @@
+"""How the candidate worker builds ModelNew (docs/protocol.md, run): with the task's init arguments under its init
+seed, and with the reference's weights where the candidate keeps them under the reference's names.
+
+KernelBench builds Model and ModelNew each under the same seed: a ModelNew that lays out its layers as Model does
+gets Model's weights. anvil also gives them to a ModelNew whose layers are made in another order or initialized
+another way (the reference's state dict, loaded over the parameters and buffers of the same names and shapes), unless
+its __init__ computes on its parameters (folds a constant into a weight, keeps a weight transposed under its name):
+those are its own values, as in KernelBench. A ModelNew whose parameters and buffers the reference's state dict covers
+exactly, that keeps no other tensor and computes nothing in __init__, is built on the meta device and filled from the
+state dict (a level-3 model skips seconds of random initialization on the CPU).
+"""
+
+import functools
+import gc
+import os
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from anvil_py import tensor_io
+from anvil_py.task_loader import TaskError, call_stage
+
+# Ops that make or initialize a tensor in place (nn.init, a layer's reset_parameters): not a computation on it.
+_INITIALIZERS = frozenset("""empty empty_strided empty_like zeros zeros_like ones ones_like full full_like fill_ zero_
+    uniform_ normal_ random_ bernoulli_ exponential_ geometric_ log_normal_ cauchy_ randn rand randint randperm arange
+    linspace scalar_tensor lift_fresh detach alias""".split())
+_LOOSE_SCAN_LIMIT = 100000  # Objects visited when looking for tensors a module keeps outside its state.
+
+
+class _InitRecorder(TorchDispatchMode):
+    """The storages a constructor's ops read: those of every op but the initializers."""
+
+    def __init__(self):
+        super().__init__()
+        self.read = set()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.__name__.split(".")[0] if hasattr(func, "__name__") else str(func)
+        if name not in _INITIALIZERS:
+            self.ops += 1
+            for a in [*args, *(kwargs or {}).values()]:
+                for t in a if isinstance(a, (list, tuple)) else (a,):
+                    if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                        self.read.add(t.untyped_storage().data_ptr())
+        return func(*args, **(kwargs or {}))
+
+
+def _init_inputs(spec):
+    return tensor_io.from_json_value(spec["init_inputs"])
+
+
+def _construct(module, spec, device_context, record):
+    """ModelNew(*init inputs) under the init seed (on `device_context`), recording its constructor's ops; the
+    storages of the parameters it created (nn.Parameter's own constructor is watched while it runs)."""
+    created = set()
+    original = torch.nn.Parameter.__new__
+
+    def watched(cls, data=None, requires_grad=True):
+        p = original(cls, data, requires_grad)
+        if p.device.type != "meta":
+            created.add(p.untyped_storage().data_ptr())
+        return p
+
+    torch.manual_seed(spec.get("init_seed", 42))
+    torch.nn.Parameter.__new__ = watched
+    try:
+        with torch.device(device_context), record:
+            model = module.ModelNew(*_init_inputs(spec))
+    finally:
+        torch.nn.Parameter.__new__ = original
+    return model, created
+
+
+def holds_loose_tensors(model):
+    """Whether a module keeps tensors outside its parameters and buffers — plain attributes, lists, dicts, objects of
+    its own, functools.partial's arguments, anything reachable from them: those get their values in __init__ and no
+    state dict restores them."""
+    kept = {id(t) for t in model.parameters()} | {id(t) for t in model.buffers()}
+    modules = {id(m) for m in model.modules()}
+    seen = set()
+    todo = [v for m in model.modules() for k, v in vars(m).items() if k not in ("_parameters", "_buffers", "_modules")]
+    while todo and len(seen) < _LOOSE_SCAN_LIMIT:
+        obj = todo.pop()
+        if id(obj) in seen or id(obj) in modules:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, torch.Tensor):
+            if id(obj) not in kept:
+                return True
+            continue
+        if isinstance(obj, (str, bytes, int, float, bool, type(None), type, torch.dtype, torch.device)):
+            continue
+        todo.extend(gc.get_referents(obj))
+    return False
+
+
+def _from_state(module, spec, device, state_path):
+    """ModelNew on the meta device filled from the reference's state dict, or None where that would not be the
+    model its __init__ makes (see the module's docstring)."""
+    record = _InitRecorder()
+    try:
+        model, _ = _construct(module, spec, "meta", record)
+    except Exception:  # noqa: BLE001 - an __init__ that needs values: the usual way
+        return None
+    if not isinstance(model, torch.nn.Module) or record.ops or holds_loose_tensors(model):
+        return None
+    # Mapped, not read: the values go once from the page cache to where they live (a 4 GB Linear took seconds).
+    reference = torch.load(state_path, map_location="cpu", mmap=True)
+    tensors = dict(model.named_parameters())
+    tensors.update(dict(model.named_buffers()))
+    if set(tensors) != set(reference) or any(
+            t.shape != reference[k].shape or t.dtype != reference[k].dtype for k, t in tensors.items()):
+        return None
+    if torch.device(device).type == "cpu":
+        # The mapped tensors themselves (private: a write to them never reaches the file).
+        model.load_state_dict(reference, strict=True, assign=True)
+        return model
+    model = model.to_empty(device=device)
+    model.load_state_dict(reference, strict=True)
+    return model
+
+
+def build_model_new(module, spec, device, prepared):
+    """ModelNew for the trials, on `device` (TaskError stage "missing" or "init" when it cannot be built)."""
+    if not hasattr(module, "ModelNew"):
+        raise TaskError("missing", "the candidate does not define class ModelNew")
+    state_path = os.path.join(prepared, "state_dict.pt")
+    if os.path.exists(state_path):
+        model = call_stage("init", lambda: _from_state(module, spec, device, state_path))
+        if model is not None:
+            return model
+    record = _InitRecorder()
+    model, created = call_stage("init", lambda: _construct(module, spec, "cpu", record))
+    if not isinstance(model, torch.nn.Module):
+        return call_stage("init", lambda: model.to(device)) if hasattr(model, "to") else model
+    # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
+    # own. Otherwise the reference's weights go where it keeps tensors under the reference's names.
+    own_values = bool(record.read & created)
+    if os.path.exists(state_path) and not own_values:
+        reference = torch.load(state_path, map_location="cpu", mmap=True)
+        own = model.state_dict()
+        shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
+        if shared:
+            model.load_state_dict(shared, strict=False)
+    return call_stage("init", lambda: model.to(device))
+
+
+def construct_for_extraction(module, spec, recorded):
+    """Builds ModelNew once so that load_inline calls made in __init__ are recorded too: on the meta device first
+    (parameters get no memory and no values, and nothing here needs them), on the CPU where its __init__ needs
+    values. The model, or None when it cannot be built (its problems surface in the run gate)."""
+    if not hasattr(module, "ModelNew"):
+        return None
+    before = len(recorded)
+    for device in ("meta", "cpu"):
+        del recorded[before:]  # What a failed attempt recorded is recorded again.
+        torch.manual_seed(spec.get("init_seed", 42))
+        try:
+            with torch.device(device):
+                return call_stage("init", functools.partial(module.ModelNew, *_init_inputs(spec)))
+        except TaskError:
+            continue
+    return None
