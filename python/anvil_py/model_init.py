@@ -74,9 +74,9 @@ def _construct(module, spec, device_context, record):
 
 def holds_loose_tensors(model):
     """Whether a module keeps tensors outside its parameters and buffers — plain attributes, lists, dicts, objects of
-    its own, functools.partial's arguments, anything reachable from them: those get their values in __init__ and no
-    state dict restores them."""
-    kept = {id(t) for t in model.parameters()} | {id(t) for t in model.buffers()}
+    its own, functools.partial's arguments, anything reachable from them, its own parameters included (a holder of
+    `linear.weight`): those get their values in __init__, or keep the objects a state dict loaded with assign=True
+    replaces."""
     modules = {id(m) for m in model.modules()}
     seen = set()
     todo = [v for m in model.modules() for k, v in vars(m).items() if k not in ("_parameters", "_buffers", "_modules")]
@@ -86,9 +86,7 @@ def holds_loose_tensors(model):
             continue
         seen.add(id(obj))
         if isinstance(obj, torch.Tensor):
-            if id(obj) not in kept:
-                return True
-            continue
+            return True
         if isinstance(obj, (str, bytes, int, float, bool, type(None), type, torch.dtype, torch.device)):
             continue
         todo.extend(gc.get_referents(obj))

@@ -305,7 +305,7 @@ def test_tensors_kept_outside_the_state_are_found_wherever_they_are():
         def __init__(self):
             super().__init__()
             self.fc = torch.nn.Linear(4, 4)
-            self.holder = types.SimpleNamespace(weight=torch.ones(4))
+            self.holder = types.SimpleNamespace(weight=self.fc.weight)  # The parameter itself, kept elsewhere too.
 
     class Partial(torch.nn.Module):
         def __init__(self):

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "core/files.h"
@@ -15,9 +16,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// "aten.mm.default x3 (op observer)" -> ("aten.mm.default (op observer)", 3); no count: 0.
+std::pair<std::string, long long> Counted(const std::string& entry) {
+  static const std::regex kCount(" x([0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(entry, m, kCount)) return {entry, 0};
+  return {m.prefix().str() + m.suffix().str(), std::stoll(m[1].str())};
+}
+
+// Adds `from` to `to`: the findings are cumulative, so an op seen in several messages is listed once, with the
+// largest count any gave.
 void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& from) {
   for (const auto& s : from) {
-    if (std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+    const auto [key, n] = Counted(s);
+    auto same = std::find_if(to.begin(), to.end(), [&](const std::string& t) { return Counted(t).first == key; });
+    if (same == to.end()) {
+      to.push_back(s);
+    } else if (Counted(*same).second < n) {
+      *same = s;
+    }
   }
 }
 

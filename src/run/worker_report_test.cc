@@ -65,10 +65,11 @@ TEST_F(WorkerReportTest, FindingsAddUpAndCannotBeTakenBack) {
   out.aten_compute = {};  // aten_ops.json rewritten empty.
   JudgeWorkerReport(
       {R"({"kind": "ops", "compute": ["aten.mm.default x1"], "host": [], "first": "trial 1"})",
+       R"({"kind": "ops", "compute": ["aten.mm.default x2"], "host": [], "first": "trial 1"})",
        R"({"kind": "ops", "compute": [], "host": [], "first": null})",
        R"({"kind": "tamper", "changed": ["anvil_py.tensor_io.write_dir"], "when": "after trial 0"})", seal_},
       false, dir_, true, out);
-  EXPECT_EQ(out.aten_compute, std::vector<std::string>{"aten.mm.default x1"});
+  EXPECT_EQ(out.aten_compute, std::vector<std::string>{"aten.mm.default x2"});  // Once, with its latest count.
   EXPECT_EQ(out.compute_seen_in, "trial 1");
   ASSERT_EQ(out.tampered.size(), 2u);
   EXPECT_EQ(out.tampered[1], "after trial 0");

@@ -12,7 +12,8 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kProtocolVersion = 1;
+// Part of every prepared task's key: 2 since init_inputs keep their tuples (docs/spec.md).
+constexpr int kProtocolVersion = 2;
 constexpr int kTaskErrorExit = 3;
 
 std::string SecretSeeds(int n) {

@@ -52,8 +52,10 @@ LAZY_ATTRS = words("""__class__ __eq__ __ne__ __torch_function__ __torch_dispatc
 MUTATORS = words("update setdefault pop popitem clear __setitem__ __delitem__ replace")
 FRAME_ATTRS = words("f_back f_globals f_locals f_builtins tb_frame gi_frame cr_frame ag_frame")
 # Environment variables a legitimate build may set (writing them is evidence, any other write is a cheat).
+# Thread counts of the candidate's own OpenMP/BLAS pools too (its process alone reads them).
 BUILD_ENV = words("""TORCH_CUDA_ARCH_LIST MAX_JOBS CUDA_HOME CUDA_PATH CXX CC TORCH_EXTENSIONS_DIR NVCC_FLAGS
-    CFLAGS CXXFLAGS TORCH_USE_CUDA_DSA""")
+    CFLAGS CXXFLAGS TORCH_USE_CUDA_DSA OMP_NUM_THREADS MKL_NUM_THREADS OPENBLAS_NUM_THREADS OMP_PROC_BIND OMP_PLACES
+    OMP_SCHEDULE OMP_DYNAMIC KMP_AFFINITY KMP_BLOCKTIME""")
 
 # (prefixes of a resolved callee, rule, severity, message). The first matching row wins.
 CALL_RULES = [
