@@ -268,6 +268,19 @@ double MedianGapMs(const ClockedCalls& calls, bool excuse_queued) {
 
 double MedianUntimedMs(const ClockedCalls& calls) { return MedianGapMs(calls, false); }
 
+std::vector<double> CpuCallTimes(const ClockedCalls& calls) {
+  std::vector<double> times;
+  const bool queued = calls.queued_ms.size() == calls.wall_ms.size();
+  for (std::size_t i = 0; i < calls.event_ms.size(); ++i) {
+    double t = calls.event_ms[i];
+    if (i < calls.wall_ms.size()) {
+      t = std::max(t, calls.wall_ms[i] - (queued ? calls.queued_ms[i] : 0.0) - kCpuRoundTripMs);
+    }
+    times.push_back(t);
+  }
+  return times;
+}
+
 std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_floor_ms, bool excuse_queued) {
   if (!calls.violation.empty()) {
     return ClockFinding{"perf.clock", "the timing channel was tampered with: " + calls.violation};

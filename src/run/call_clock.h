@@ -137,4 +137,15 @@ std::optional<ClockFinding> JudgeClock(const ClockedCalls& calls, double hidden_
 // Median of wall - event over the calls (0 when none): the verdict records it.
 double MedianUntimedMs(const ClockedCalls& calls);
 
+// What an honest CPU call leaves outside its own clock at most: anvil's go and
+// the child's done through two pipes (about 0.04 ms measured), with room.
+inline constexpr double kCpuRoundTripMs = 0.1;
+
+// The times CPU calls are credited with: each call's own time, but never less
+// than anvil's wall time for it less the time its threads waited for a CPU
+// and the round trip. On a CPU the candidate's clock runs in its own process,
+// where native code could slow it down (a forged clock rewritten through the
+// timer's memory); anvil's clock it cannot touch.
+std::vector<double> CpuCallTimes(const ClockedCalls& calls);
+
 }  // namespace anvil

@@ -213,6 +213,24 @@ TEST(CallClockTest, OnTheCpuBackendTimeSpentWaitingForACpuIsNotHiddenWork) {
   EXPECT_TRUE(JudgeClock(c, kHiddenFloorMsCpu, true).has_value());
 }
 
+TEST(CallClockTest, ACpuCallIsCreditedNoLessThanAnvilsWallTimeShows) {
+  // Red-team sweep 2 (n21): a clock slowed to 2/3 during the call, rewritten through the timer's memory: the
+  // child reports 10 ms of a 15 ms call, within what the hidden-time rule lets pass on a busy CPU.
+  ClockedCalls forged;
+  forged.wall_ms = {15.05, 15.1, 15.0};
+  forged.event_ms = {10.0, 10.1, 10.0};
+  forged.queued_ms = {0.0, 0.2, 0.0};
+  const std::vector<double> credited = CpuCallTimes(forged);
+  ASSERT_EQ(credited.size(), 3u);
+  EXPECT_NEAR(credited[0], 15.05 - kCpuRoundTripMs, 1e-9);
+  EXPECT_NEAR(credited[1], 15.1 - 0.2 - kCpuRoundTripMs, 1e-9);  // Less what it waited for a CPU.
+  // An honest call keeps its own time: its wall time is its time and the round trip.
+  ClockedCalls honest;
+  honest.wall_ms = {2.25, 2.27};
+  honest.event_ms = {2.21, 2.23};
+  EXPECT_EQ(CpuCallTimes(honest), honest.event_ms);
+}
+
 TEST(CallClockTest, JudgeUsesTheFloorAndTheTimedTime) {
   ClockedCalls c;
   c.wall_ms = {4.0, 4.0, 4.0};
