@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 
+import numpy
 import torch
 
 from anvil_py import tensor_io
@@ -37,6 +38,8 @@ EXIT_CANDIDATE_ERROR = 3
 _EXTRACTION_FORWARD_SECONDS = 5
 # Inputs up to this many elements are real zeros on the CPU for that forward; larger ones meta tensors.
 _EXTRACTION_CPU_ELEMENTS = 1 << 24
+# Elements of each output a timed call returned that are looked at then and again before the next call.
+_LOOK_POINTS = 256
 # ---------------------------------------------------------------- kernelbench
 def _listify(x):
     if x is None:
@@ -318,12 +321,44 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
     computing with torch once timed (catalog C4) is seen there."""
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
     timer.sync()
-    state = {"call": -1, "set": None, "out": None}
+    state = {"call": -1, "set": None, "out": None, "look": None}
     last = {}
+    own_ops = ops.own_ops if ops is not None else contextlib.nullcontext
+
+    def look():
+        """Right after a timed call returned (its thread's signals still held): some of its outputs' elements,
+        drawn at random now. keep() finds them unchanged, or the candidate finished its work after the call."""
+        rng = numpy.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+        seen = []
+        if args.report is not None:  # A process that dies in the look: its outputs were not readable at the return.
+            args.report.send({"kind": "look", "call": state["call"] - args.warmup})
+        with own_ops():
+            for o in tensor_io.flatten_outputs(state["out"]):
+                if isinstance(o, torch.Tensor) and o.numel():
+                    picked = torch.from_numpy(rng.choice(o.numel(), min(o.numel(), _LOOK_POINTS), replace=False))
+                    seen.append((o, picked, o.detach().reshape(-1)[picked.to(o.device)].cpu()))
+        state["look"] = seen
+        if args.report is not None:
+            args.report.send({"kind": "looked"})
 
     def keep():
         """The previous call's output, copied for its set (between calls, outside the timed window) when no later
-        call uses that set: call c is the last of its set when c + len(sets) > warmup + iters - 1."""
+        call uses that set: call c is the last of its set when c + len(sets) > warmup + iters - 1. First, its
+        elements look() drew must be as they were when the call returned."""
+        k = state["call"] - args.warmup
+        with own_ops():
+            for o, picked, then in state["look"] or ():
+                now = o.detach().reshape(-1)[picked.to(o.device)].cpu()
+                if not torch.equal(now, then):
+                    changed = int((now != then).sum()) if now.shape == then.shape else len(then)
+                    what = "a warmup call" if k < 0 else f"timed call {k}"
+                    message = (f"the output of {what} changed after the call returned ({changed} of {len(then)} "
+                               "elements drawn then): work done outside the call (a signal handler, a thread, a "
+                               "fault handler on the output's pages)")
+                    if args.report is not None:
+                        args.report.send({"kind": "cheat", "rule": "run.after_return", "message": message})
+                    raise TaskError("after_return", message)
+        state["look"] = None
         if (state["set"] is not None and state["out"] is not None
                 and state["call"] + len(sets) > args.warmup + args.iters - 1):
             last[state["set"]] = _copied(state["out"])
@@ -361,7 +396,7 @@ def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline,
         state["out"] = out
         return out
 
-    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced)
+    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced, after_each=look)
     timer.sync()
     if ops is not None:
         ops.checkpoint("the warmup and timed calls")
@@ -442,9 +477,10 @@ def run(args):
     timer = Timer(device)
     # anvil's report channel, before any candidate code: seals of what the worker writes, what its traces see.
     args.report = ReportChannel(args.report_fd) if args.report_fd is not None else None
-    guard = TamperGuard(args.out, args.report)
-    # Counting every op from C++ starts before the candidate's code registers its own.
+    # Counting every op from C++ starts before the candidate's code registers its own (and before the guard's
+    # fingerprints: the observer puts its refusal in place of RecordFunction's switch).
     observer = OpObserver.start() if args.format == "kernelbench" else None
+    guard = TamperGuard(args.out, args.report)
     _announce_ready(args.ready_fd)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)

@@ -77,6 +77,17 @@ class OpObserver:
         self.registered = frozenset(torch._C._dispatch_get_all_op_names())
         self.own = frozenset()
         self.base = {}
+        # RecordFunction's switch is the worker's alone (its own look at outputs is not the candidate's compute);
+        # the candidate's code finds a refusal in its place, and its attempt is named.
+        self._switch = torch._C._autograd._enable_record_function
+        self.refused = []
+
+        def refuse(enable):
+            if not enable:
+                self.refused.append("torch._C._autograd._enable_record_function(False)")
+                raise RuntimeError("anvil: RecordFunction stays on in a candidate's process")
+        torch._C._autograd._enable_record_function = refuse
+        torch.autograd._enable_record_function = refuse
 
     @staticmethod
     def start():
@@ -110,8 +121,18 @@ class OpObserver:
         return delta
 
     def switched_off(self):
-        """Whether this thread's ops no longer reach the observer (torch lets a thread turn RecordFunction off)."""
-        return self.lib.anvil_ops_enabled() == 0
+        """Whether this thread's ops no longer reach the observer (torch lets a thread turn RecordFunction off), or
+        the candidate tried to turn it off."""
+        return self.lib.anvil_ops_enabled() == 0 or bool(self.refused)
+
+    @contextlib.contextmanager
+    def paused(self):
+        """The worker's own ops (a look at an output) on this thread, not counted."""
+        self._switch(False)
+        try:
+            yield
+        finally:
+            self._switch(True)
 
 
 class ForwardTrace:
@@ -165,6 +186,10 @@ class ForwardTrace:
         """What the observer counted since the last checkpoint is the worker's own (a recheck's gather): dropped."""
         if self.observer is not None:
             self.observer.since()
+
+    def own_ops(self):
+        """A context for the worker's own ops, which the observer does not count."""
+        return self.observer.paused() if self.observer is not None else contextlib.nullcontext()
 
     def write(self, out, report=None):
         """To aten_ops.json, and to anvil's report channel (`report`), where it cannot be rewritten."""

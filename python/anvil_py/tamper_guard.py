@@ -49,6 +49,8 @@ _NAMED = [
     ("numpy", numpy, ("memmap",)),
     ("builtins", builtins, ("open", "isinstance", "len", "range", "getattr", "type", "print")),
     ("torch._C", torch._C, _MODE_STACK),
+    ("torch._C._autograd", torch._C._autograd, ("_enable_record_function",)),
+    ("torch.autograd", torch.autograd, ("_enable_record_function",)),
     ("torch.utils._python_dispatch", torch.utils._python_dispatch, ("_push_mode", "_pop_mode",
                                                                     "_get_current_dispatch_mode", "TorchDispatchMode")),
     ("torch.utils._python_dispatch.TorchDispatchMode", torch.utils._python_dispatch.TorchDispatchMode, None),

@@ -138,6 +138,7 @@ class CompiledTimer:
         lib.anvil_timer_reset_l2.restype = ctypes.c_int
         lib.anvil_timer_call.restype = ctypes.c_double
         lib.anvil_timer_call.argtypes = [_FORWARD, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        lib.anvil_timer_release.restype = None
         if cuda and lib.anvil_timer_open_cuda() != 0:
             raise RuntimeError(f"the compiled timer cannot use CUDA: {self._error(lib)}")
         self.lib = lib
@@ -149,8 +150,9 @@ class CompiledTimer:
     def reset_l2(self):
         self.lib.anvil_timer_reset_l2()
 
-    def call(self, fn, stream, clock):
-        """`fn` timed (ms), under anvil's clock when `clock` is given."""
+    def call(self, fn, stream, clock, after=None):
+        """`fn` timed (ms), under anvil's clock when `clock` is given. `after` runs once the call has returned and
+        before the thread's signals (held since that return) are let through again."""
         raised = []
 
         def forward():
@@ -163,7 +165,12 @@ class CompiledTimer:
 
         callback = _FORWARD(forward)
         go, done = (clock.go_fd, clock.done_fd) if clock else (-1, -1)
-        ms = self.lib.anvil_timer_call(callback, stream, go, done)
+        try:
+            ms = self.lib.anvil_timer_call(callback, stream, go, done)
+            if after is not None and not raised and ms >= 0:
+                after()
+        finally:
+            self.lib.anvil_timer_release()
         if raised:
             raise raised[0]
         if ms < 0:
@@ -223,10 +230,11 @@ class Timer:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def time(self, fn, warmup, iters, before_each=None, clock=None, trace=None, traced=0):
+    def time(self, fn, warmup, iters, before_each=None, clock=None, trace=None, traced=0, after_each=None):
         """`trace` (kernel_trace.KernelTrace) records each warmup call (warm_K) and the timed calls of the `traced`
         mask (call_K), marked from just before the start event to after the device synchronized; it is off for the
-        other timed calls, whose times are the ones anvil keeps."""
+        other timed calls, whose times are the ones anvil keeps. `after_each` runs right after each timed call
+        returns (in compiled timing, while the thread's signals are held)."""
         for k in range(warmup):
             if before_each:
                 before_each()
@@ -249,7 +257,7 @@ class Timer:
                 self.sync()  # The flush and the input copy are done before the clock starts.
             if self.compiled is not None:
                 begin = trace.now() if trace else 0
-                ms = self.compiled.call(fn, self.stream, clock)
+                ms = self.compiled.call(fn, self.stream, clock, after_each)
                 if traced_call:
                     trace.mark(f"call_{k}", begin, trace.now())
                 times.append(ms)
@@ -276,5 +284,7 @@ class Timer:
                 ms = (time.perf_counter_ns() - t0) / 1e6
             if clock:
                 clock.done(nonce, ms)
+            if after_each is not None:
+                after_each()
             times.append(ms)
         return times

@@ -400,6 +400,10 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
                  "the candidate rewrote the worker's outputs or reports");
     return;
   }
+  if (!v.run.after_return.empty()) {
+    RuntimeCheat(v, "run.after_return", v.run.after_return.front(), "the timed calls' outputs were finished late");
+    return;
+  }
   if (ForwardTraceCheat(v)) return;
   if (!v.run.ok) {
     if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {

@@ -25,6 +25,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   if (!r.compute_seen_in.empty()) g.compute_seen_in = r.compute_seen_in;
   if (!r.tampered.empty()) g.tampered = r.tampered;
   g.forged.insert(g.forged.end(), r.forged.begin(), r.forged.end());
+  g.after_return.insert(g.after_return.end(), r.after_return.begin(), r.after_return.end());
   for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }
 

@@ -13,6 +13,8 @@
 // torch), so the library loads on every machine; without a device it times
 // on the host's monotonic clock.
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +60,19 @@ struct alignas(4096) Sealed {
 Sealed g_sealed;
 bool g_is_sealed = false;
 bool g_l2_reset = true;
+// From a call's return until anvil_timer_release: every signal of this
+// thread held (blocked), so that no handler the candidate installed can run
+// on it — and finish an output after the call returned — before the worker
+// has taken its look at the output (a fault on an output's page then ends the
+// process instead of reaching a handler).
+sigset_t g_saved_mask;
+bool g_signals_held = false;
+
+void HoldSignals() {
+  sigset_t all;
+  sigfillset(&all);
+  g_signals_held = pthread_sigmask(SIG_BLOCK, &all, &g_saved_mask) == 0;
+}
 
 void Seal() {
   if (!g_is_sealed) g_is_sealed = mprotect(&g_sealed, sizeof g_sealed, PROT_READ) == 0;
@@ -132,6 +147,15 @@ double NowMs() {
 
 extern "C" {
 
+// Lets the signals held since the last call's return through again (their
+// handlers run now, after the worker's look at the output).
+__attribute__((visibility("default"))) void anvil_timer_release() {
+  if (g_signals_held) {
+    g_signals_held = false;
+    pthread_sigmask(SIG_SETMASK, &g_saved_mask, nullptr);
+  }
+}
+
 // The reason of the last failure.
 __attribute__((visibility("default"))) const char* anvil_timer_error() { return g_error; }
 
@@ -182,6 +206,8 @@ __attribute__((visibility("default"))) int anvil_timer_reset_l2() {
 
 // One timed call. With a channel (go_fd, done_fd >= 0): says "ready", waits
 // for "go", and after the call sends "done" with go's nonce and the time.
+// From the call's return on, the thread's signals are held until
+// anvil_timer_release().
 // `forward` returns 0, or nonzero when it raised (no time is sent then).
 // `stream`: the stream the events are recorded on (CUDA). Returns the
 // milliseconds, or -1 (CUDA failed), -2 (the channel), -3 (forward raised).
@@ -206,7 +232,9 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
       SetError("cuEventRecord", r);
       return -1;
     }
-    if (forward() != 0) return -3;
+    const int failed = forward();
+    HoldSignals();
+    if (failed != 0) return -3;
     if (CUresult r = g_sealed.driver.event_record(g_sealed.end, s); r != 0) {
       SetError("cuEventRecord", r);
       return -1;
@@ -224,8 +252,10 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
     ms = elapsed;
   } else {
     const double t0 = NowMs();
-    if (forward() != 0) return -3;
+    const int failed = forward();
     ms = NowMs() - t0;
+    HoldSignals();
+    if (failed != 0) return -3;
   }
   if (channel && !WriteMessage(done_fd, "done", nonce, ms)) return -2;
   return ms;

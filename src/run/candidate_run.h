@@ -51,6 +51,9 @@ struct RunOutcome {
   // Files the worker wrote that do not match their seals on the report
   // channel, or that it never wrote (RunGate::forged; run/worker_report.h).
   std::vector<std::string> forged;
+  // What the worker saw change in a timed call's outputs after the call had
+  // returned (RunGate::after_return).
+  std::vector<std::string> after_return;
   // From out_dir/timeline.json: the child's own phases (RunGate::phase_seconds).
   std::map<std::string, double> phase_seconds;
 };

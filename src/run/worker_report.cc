@@ -99,6 +99,8 @@ void JudgeWorkerReport(const std::vector<std::string>& lines, bool overflowed, c
     if (std::find(forged.begin(), forged.end(), what) == forged.end()) forged.push_back(what);
   };
   if (overflowed) note("the report channel: more than the worker ever sends");
+  std::string last_kind;
+  int last_look = -1;
   for (const std::string& line : lines) {
     const nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
     if (!m.is_object()) {
@@ -106,7 +108,12 @@ void JudgeWorkerReport(const std::vector<std::string>& lines, bool overflowed, c
       continue;
     }
     const std::string kind = m.value("kind", "");
-    if (kind == "ops") {
+    last_kind = kind;
+    if (kind == "look") {
+      last_look = m.value("call", -1);
+    } else if (kind == "looked") {
+      // The look is over: a death after it is not the look's (last_kind says so).
+    } else if (kind == "ops") {
       AddUnique(out.aten_compute, JsonStrings(m, "compute"));
       AddUnique(out.host_compute, JsonStrings(m, "host"));
       if (out.compute_seen_in.empty() && m.contains("first") && m["first"].is_string()) {
@@ -126,6 +133,8 @@ void JudgeWorkerReport(const std::vector<std::string>& lines, bool overflowed, c
       if (std::string bad = CheckSeal(out_dir, rel, m.value("tensors", nlohmann::json::array())); !bad.empty()) {
         note(bad);
       }
+    } else if (kind == "cheat" && m.value("rule", "") == "run.after_return") {
+      out.after_return.push_back(m.value("message", "an output changed after its call returned"));
     } else if (kind == "file") {
       const std::string rel = m.value("file", "");
       sealed.insert(rel);
@@ -134,6 +143,13 @@ void JudgeWorkerReport(const std::vector<std::string>& lines, bool overflowed, c
     } else {
       note("the report channel: a message of kind '" + kind + "'");
     }
+  }
+  // Killed while the worker read a call's outputs right after the call returned (its signals held): the outputs'
+  // memory was not readable then — a handler that finishes the work on the first touch of their pages.
+  if (out.term_signal != 0 && last_kind == "look") {
+    out.after_return.push_back("the process died (signal " + std::to_string(out.term_signal) +
+                               ") as the worker read timed call " + std::to_string(last_look) +
+                               "'s outputs right after it returned: their memory was not readable then");
   }
   if (!complete) return;
   std::error_code ec;

@@ -70,6 +70,24 @@ std::string WrongAnswerText(const Verdict& v) {
   return text;
 }
 
+// What to do instead, by the kind of the rules that fired: computing with
+// torch or a library, or working around the harness (its timer, its files,
+// work finished outside the call).
+std::string CheatAdvice(const std::vector<RuleHit>& hits) {
+  static constexpr const char* kCompute[] = {"compute", "vendor",     "library",       "fallback",         "torch",
+                                             "aten",    "python_api", "no_own_kernel", "unused_extension", "lazy"};
+  for (const auto& h : hits) {
+    if (h.severity != "cheat") continue;
+    for (const char* word : kCompute) {
+      if (h.rule.find(word) != std::string::npos) {
+        return "Compute the result in your own kernel; torch/library calls may only allocate or reshape.\n";
+      }
+    }
+  }
+  return "Do the whole computation inside each forward call, in your own kernel, and leave the harness (its "
+         "timer, its processes, its files) alone.\n";
+}
+
 }  // namespace
 
 std::string MakeFeedback(const Verdict& v) {
@@ -106,8 +124,7 @@ std::string MakeFeedback(const Verdict& v) {
         if (h.line > 0) text += " (" + h.source + " line " + std::to_string(h.line) + ": " + h.excerpt + ")";
         text += "\n";
       }
-      text += "Compute the result in your own kernel; torch/library calls may only allocate or reshape.\n";
-      return text;
+      return text + CheatAdvice(v.legal.hits);
     }
     case VerdictStatus::kPass: {
       std::string text =

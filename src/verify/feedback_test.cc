@@ -56,6 +56,17 @@ TEST(FeedbackTest, CheatListsOnlyVerdictChangingRules) {
   EXPECT_TRUE(Has(f, "[py.torch_compute]"));
   EXPECT_TRUE(Has(f, "line 9"));
   EXPECT_FALSE(Has(f, "py.stream"));
+  EXPECT_TRUE(Has(f, "torch/library calls may only allocate")) << f;
+}
+
+TEST(FeedbackTest, CheatAdviceFitsWhatWasCaught) {
+  // Work finished after the call returned is not a torch call: the advice says where the work belongs.
+  Verdict v;
+  v.status = VerdictStatus::kCheat;
+  v.legal.hits.push_back({"run.after_return", "cheat", 0, 0, "", "timed call 0 changed after it returned", ""});
+  std::string f = MakeFeedback(v);
+  EXPECT_TRUE(Has(f, "inside each forward call")) << f;
+  EXPECT_FALSE(Has(f, "torch/library")) << f;
 }
 
 TEST(FeedbackTest, RuntimeErrorAndTimeoutSayWhatHappened) {

@@ -55,6 +55,10 @@ struct RunGate {
   // seals, sent on a channel the candidate cannot rewrite, do not match), or
   // that it never wrote: any is a cheat (run.forged_output).
   std::vector<std::string> forged;
+  // Outputs of timed calls that changed after their call had returned (the
+  // worker looked at some of their elements right at the return, its signals
+  // held, and again before the next call): any is a cheat (run.after_return).
+  std::vector<std::string> after_return;
   // Where the candidate process's time went, from its own clock (docs/protocol.md,
   // timeline.json): start (anvil's spawn to the worker's first line: fork or
   // exec, interpreter, imports), cuda_init, load (building the model, loading

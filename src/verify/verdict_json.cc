@@ -63,6 +63,7 @@ json RunJson(const RunGate& r) {
           {"compute_seen_in", r.compute_seen_in},
           {"tampered", r.tampered},
           {"forged", r.forged},
+          {"after_return", r.after_return},
           {"phase_seconds", r.phase_seconds}};
 }
 

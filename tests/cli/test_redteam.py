@@ -21,7 +21,7 @@ def header(path, key):
 
 # Caught only while being timed: evaluated with the perf gate on.
 TIMED = {"b2_value_cache_native.cpp", "c4_phase_detect_native.cpp", "d5_forge_timing_native.cpp",
-         "c4_torch_once_timed_kb.py"}
+         "c4_torch_once_timed_kb.py", "d2_signal_after_return_native.cpp"}
 # Candidates whose run-time layer (the sandbox) is the point: the static rules catch them first (their
 # `anvil-static-rule`), so they are also run with ANVIL_STATIC_VERDICTS=0, which keeps static cheats as evidence
 # and lets the candidate run into the layer behind.
@@ -43,9 +43,17 @@ def verdicts():
     static = {v["candidate"]["path"].split("/")[-1] + "#static": v for v in got if v["candidate"]["path"] in layered}
     got = [v for v in got if v["candidate"]["path"] not in layered] + got_runtime
     timed = [str(SUITE / n) for n in sorted(TIMED)]
-    got_timed, proc = eval_json("--task", RELU, "--candidate", *timed, "--trials", "3", "--baselines", "none",
-                                "--warmup", "2", "--iters", "5")
+    perf = ("--trials", "3", "--baselines", "none", "--warmup", "2", "--iters", "5")
+    got_timed, proc = eval_json("--task", RELU, "--candidate", *timed, *perf)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    timed_layered = [p for p in timed if header(Path(p), "static-rule")]
+    static.update({v["candidate"]["path"].split("/")[-1] + "#static": v for v in got_timed
+                   if v["candidate"]["path"] in timed_layered})
+    got_timed = [v for v in got_timed if v["candidate"]["path"] not in timed_layered]
+    if timed_layered:
+        more, proc = eval_json("--task", RELU, "--candidate", *timed_layered, *perf, env=RUNTIME)
+        assert proc.returncode in (0, 1), proc.stderr[-3000:]
+        got_timed += more
     return {**{v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}, **static}
 
 

@@ -199,6 +199,23 @@ def test_a_candidate_that_hangs_only_in_its_timed_calls_times_out(tmp_path):
     assert processes_mentioning(cand) == []
 
 
+def test_a_crash_in_a_timed_call_is_a_runtime_error_not_work_after_the_return(tmp_path):
+    # The worker looks at every timed call's outputs right after the call returned, its signals held, and a death
+    # in that look is run.after_return; a candidate that crashes in its own later call (after the looks at the
+    # calls before it were over) is an honest crash.
+    path = tmp_path / "crash_timed_native.cpp"
+    path.write_text(SPINNER.replace("SPIN_MS", "0").replace("HANG_AFTER", "-1").replace(
+        "  const int64_t n =", "  if (g_calls++ == 2 + 1 + 3) *static_cast<volatile int*>(nullptr) = 1;\n"
+        "  const int64_t n ="))
+    verdicts, proc = eval_json("--task", RELU, "--candidate", str(path), "--trials", "2", "--warmup", "1",
+                               "--iters", "6", "--baselines", "none")
+    assert proc.returncode == 0, proc.stderr
+    v = verdicts[0]
+    assert v["status"] == "runtime_error", v["feedback"]
+    assert v["gates"]["run"]["signal"] == 11 and v["gates"]["run"]["stage"].startswith("perf"), v["gates"]["run"]
+    assert not v["gates"]["run"].get("after_return"), v["gates"]["run"]
+
+
 def test_side_by_side_evaluations_keep_job_order_and_their_verdicts(tmp_path):
     # A crash, a hang, a 1 s-per-call candidate that is timed, and quick ones, three at a time: each gets the
     # verdict it gets alone, verdicts come back in job order, and the timed one is timed undisturbed.
