@@ -139,6 +139,8 @@ class CompiledTimer:
         lib.anvil_timer_call.restype = ctypes.c_double
         lib.anvil_timer_call.argtypes = [_FORWARD, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         lib.anvil_timer_release.restype = None
+        lib.anvil_timer_watch.restype = None
+        lib.anvil_timer_watch.argtypes = [ctypes.c_int]
         if cuda and lib.anvil_timer_open_cuda() != 0:
             raise RuntimeError(f"the compiled timer cannot use CUDA: {self._error(lib)}")
         self.lib = lib
@@ -149,6 +151,10 @@ class CompiledTimer:
 
     def reset_l2(self):
         self.lib.anvil_timer_reset_l2()
+
+    def watch(self, report_fd):
+        """Seals the timer's state and has a write to it named on anvil's report channel (`report_fd`, or -1)."""
+        self.lib.anvil_timer_watch(report_fd)
 
     def call(self, fn, stream, clock, after=None):
         """`fn` timed (ms), under anvil's clock when `clock` is given. `after` runs once the call has returned and
@@ -208,6 +214,12 @@ class Timer:
         self.compiled = CompiledTimer(path, cuda) if path else None
         if cuda and self.compiled is None:
             self.cudart = _loaded_cudart()
+
+    def watch(self, report_fd):
+        """From now on (before the candidate's code loads) a write to the compiled timer's state is a tamper
+        finding on anvil's report channel."""
+        if self.compiled is not None:
+            self.compiled.watch(-1 if report_fd is None else report_fd)
 
     def _reset_persisting_l2(self):
         """Catalog D7: lines a kernel marked persisting would survive the flush; demote them and take the

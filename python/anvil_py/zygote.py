@@ -142,6 +142,7 @@ def main():
     # under the same traces a candidate's forwards run under.
     with anvil_py.forward_trace.ForwardTrace().forward("zygote warm-up"):
         torch.ones(4).relu().sum()
+    anvil_py.candidate_worker.warm_meta()
 
     sock = socket.socket(fileno=3)
     # Whatever the imports above did (another torch may touch CUDA elsewhere), a child that could not use CUDA

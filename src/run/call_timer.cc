@@ -77,6 +77,35 @@ void HoldSignals() {
 void Seal() {
   if (!g_is_sealed) g_is_sealed = mprotect(&g_sealed, sizeof g_sealed, PROT_READ) == 0;
 }
+
+// A write to the sealed page faults. The fault handler names it on anvil's
+// report channel (a tamper finding, docs/protocol.md) before the fault takes
+// its course: the handler that was there before, or the default action (the
+// faulting write runs again and the process ends). A candidate that installs
+// a handler of its own only loses this message: its write still failed.
+int g_report_fd = -1;
+struct sigaction g_previous[2];
+constexpr int kFaults[2] = {SIGSEGV, SIGBUS};
+
+void OnFault(int sig, siginfo_t* info, void* context) {
+  const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
+  const auto page = reinterpret_cast<uintptr_t>(&g_sealed);
+  if (g_report_fd >= 0 && at >= page && at < page + sizeof g_sealed) {
+    static const char kLine[] =
+        "{\"kind\": \"tamper\", \"changed\": [\"libanvil_timer.so's sealed state (the driver entry points and "
+        "events a timed call uses)\"], \"when\": \"at a write to it, which faulted\"}\n";
+    ssize_t ignored = write(g_report_fd, kLine, sizeof kLine - 1);
+    (void)ignored;
+  }
+  const struct sigaction& before = g_previous[sig == SIGBUS ? 1 : 0];
+  if ((before.sa_flags & SA_SIGINFO) != 0 && before.sa_sigaction != nullptr) {
+    before.sa_sigaction(sig, info, context);
+  } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
+    before.sa_handler(sig);
+  } else {
+    signal(sig, SIG_DFL);  // The write runs again on return, and the fault ends the process.
+  }
+}
 char g_error[512] = "";
 
 // The channel's message: an 8-byte tag, the nonce, a time (timing.py _MESSAGE).
@@ -153,6 +182,21 @@ __attribute__((visibility("default"))) void anvil_timer_release() {
   if (g_signals_held) {
     g_signals_held = false;
     pthread_sigmask(SIG_SETMASK, &g_saved_mask, nullptr);
+  }
+}
+
+// Seals the timer's state now (it is sealed at the latest by the first
+// timed call) and has a write to it named on `report_fd` (anvil's report
+// channel; -1: none) as it faults. Called before the candidate's code loads.
+__attribute__((visibility("default"))) void anvil_timer_watch(int report_fd) {
+  Seal();
+  g_report_fd = report_fd;
+  for (int i = 0; i < 2; ++i) {
+    struct sigaction on_fault {};
+    on_fault.sa_sigaction = OnFault;
+    on_fault.sa_flags = SA_SIGINFO;
+    sigemptyset(&on_fault.sa_mask);
+    sigaction(kFaults[i], &on_fault, &g_previous[i]);
   }
 }
 

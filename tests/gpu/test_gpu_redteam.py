@@ -2,8 +2,8 @@
 """GPU red-team cases that need a real device (tests/gpu/redteam): each hostile candidate gets its expected status
 and names its rule, and its honest twin on the same task passes.
 
-D8: a candidate that forges its timed calls' times is caught by the static rules first (it walks the loader's
-tables, `cpp.native_tamper`); with those kept as evidence (ANVIL_STATIC_VERDICTS=0) it runs and is caught by the
+D8: a candidate that forges its timed calls' times (it makes the timer's sealed page writable first) is caught by
+the static rules first (it walks the loader's tables, `cpp.native_tamper`); with those kept as evidence (ANVIL_STATIC_VERDICTS=0) it runs and is caught by the
 kernel trace, and with the trace off as well (ANVIL_KERNEL_TRACE=0), a time below what writing its outputs takes is
 caught by the roofline floor (src/verify/roofline.cc).
 """

@@ -4,10 +4,14 @@
 // anvil-about: a correct CUDA ReLU that, on its first call, finds the compiled timer (libanvil_timer.so)
 // anvil-about: among the process's libraries (no dlopen or dlsym) and rewrites the driver pointer it reads
 // anvil-about: event times through: every timed call then "takes" 0.1 us, inside the call clock's tolerance.
+// anvil-about: The timer keeps that table on a page it seals read-only: this forger first makes the page writable
+// anvil-about: again (mprotect; without that the write faults and is named, run.tamper: the CPU red team's
+// anvil-about: d8_write_sealed_timer_native.cpp). The layers behind the seal decide it:
 // anvil-about: Its kernel keeps the GPU busy 19-26 us a call (H200): the kernel trace catches it
 // anvil-about: (trace.event_mismatch; with the trace's old 20 us slack, only in some runs), and with the trace
 // anvil-about: off the roofline floor does (writing 16 MB takes an H200 at least 0.87 us: perf.impossible_time)
 #include <link.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
@@ -70,7 +74,10 @@ int PatchTimer(dl_phdr_info* info, size_t, void* data) {
     for (uintptr_t p = begin; p + sizeof(void*) <= end; p += sizeof(void*)) {
       run = driver.Holds(*reinterpret_cast<void**>(p)) ? run + 1 : 0;
       if (run == 6) {
-        reinterpret_cast<void**>(p)[-3] = reinterpret_cast<void*>(&ForgedElapsed);
+        void** elapsed = &reinterpret_cast<void**>(p)[-3];
+        void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(elapsed) & ~uintptr_t{4095});
+        mprotect(page, 4096, PROT_READ | PROT_WRITE);
+        *elapsed = reinterpret_cast<void*>(&ForgedElapsed);
         return 1;
       }
     }
