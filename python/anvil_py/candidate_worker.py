@@ -7,7 +7,6 @@ of the inputs and never sees reference outputs or seeds.
 
 import argparse
 import contextlib
-import ctypes
 import hashlib
 import inspect
 import json
@@ -18,7 +17,6 @@ import sys
 import time
 import traceback
 
-import numpy
 import torch
 
 from anvil_py import tensor_io
@@ -31,15 +29,15 @@ from anvil_py.process_starts import refuse_process_starts
 from anvil_py.report_channel import ReportChannel
 from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
-from anvil_py.timing import CallClock, Timer, recheck_points, recheck_sample
+from anvil_py.timed_calls import timed_calls
+from anvil_py.timing import CallClock, Timer
+from anvil_py.worker_outputs import check_outputs, write_outputs
 
 EXIT_CANDIDATE_ERROR = 3
 # How long the extraction lets forward run on placeholder inputs (_forward_for_extraction).
 _EXTRACTION_FORWARD_SECONDS = 5
 # Inputs up to this many elements are real zeros on the CPU for that forward; larger ones meta tensors.
 _EXTRACTION_CPU_ELEMENTS = 1 << 24
-# Elements of each output a timed call returned that are looked at then and again before the next call.
-_LOOK_POINTS = 256
 # ---------------------------------------------------------------- kernelbench
 def _listify(x):
     if x is None:
@@ -267,17 +265,6 @@ def _build_callable(args, spec, device):
     return build_model_new(module, spec, device, args.prepared)
 
 
-def _check_outputs(result, k):
-    outputs = tensor_io.flatten_outputs(result)
-    for i, o in enumerate(outputs):
-        if not isinstance(o, torch.Tensor):
-            raise TaskError("output", f"trial {k}: output {i} is a {type(o).__name__}, not a tensor")
-        if type(o) not in (torch.Tensor, torch.nn.Parameter):
-            raise TaskError("output", f"trial {k}: output {i} is a {type(o).__name__}, a tensor subclass; "
-                            "return a plain torch.Tensor")
-    return outputs
-
-
 def _held_out_trials(model, device, timer, args, trace, ops):
     """Catalog C1: the task's held-out input sets (other shapes, same model), each forward's outputs to
     held_out_K/ for anvil to compare. Native candidates are built for the spec's shapes and skip them."""
@@ -294,14 +281,14 @@ def _held_out_trials(model, device, timer, args, trace, ops):
             return out
 
         try:
-            outputs = _check_outputs(call_stage("forward", forward), k)
+            outputs = check_outputs(call_stage("forward", forward), k)
         except TaskError as err:
             err.message = f"on held-out input set {k} (shapes the benchmark does not show): {err.message}"
             raise
         finally:
             ops.checkpoint(f"held-out set {k}")
             ops.write(args.out, args.report)
-        _write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
+        write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
 def _timing_sets(trials, device, args):
@@ -314,143 +301,6 @@ def _timing_sets(trials, device, args):
     if timing:
         return read(trials[0][1]), [read(d) for d in timing[:max(args.recheck_sets, 1)]]
     return None, [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
-
-
-def _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops):
-    """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
-    sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
-    trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
-    tells a replay when it is safe). The output of the last call made with each set is kept (a copy taken after
-    the call, outside its timing: an output buffer the candidate reuses stays right); after the last call anvil
-    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/.
-
-    The timed calls of the `traced` mask (anvil's random half, told only now; their times do not count) also run
-    under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
-    computing with torch once timed (catalog C4) is seen there."""
-    live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
-    timer.sync()
-    state = {"call": -1, "set": None, "out": None, "look": None}
-    last = {}
-    own_ops = ops.own_ops if ops is not None else contextlib.nullcontext
-
-    def look():
-        """Right after a timed call returned (its thread's signals still held): some of its outputs' elements,
-        drawn at random now. keep() finds them unchanged, or the candidate finished its work after the call."""
-        rng = numpy.random.default_rng(int.from_bytes(os.urandom(8), "little"))
-        seen = []
-        if args.report is not None:  # A process that dies in the look: its outputs were not readable at the return.
-            args.report.send({"kind": "look", "call": state["call"] - args.warmup})
-        with own_ops():
-            for o in tensor_io.flatten_outputs(state["out"]):
-                if isinstance(o, torch.Tensor) and o.numel():
-                    picked = torch.from_numpy(rng.choice(o.numel(), min(o.numel(), _LOOK_POINTS), replace=False))
-                    seen.append((o, picked, o.detach().reshape(-1)[picked.to(o.device)].cpu()))
-        state["look"] = seen
-        if args.report is not None:
-            args.report.send({"kind": "looked"})
-
-    def keep():
-        """The previous call's output, copied for its set (between calls, outside the timed window) when no later
-        call uses that set: call c is the last of its set when c + len(sets) > warmup + iters - 1. First, its
-        elements look() drew must be as they were when the call returned."""
-        k = state["call"] - args.warmup
-        with own_ops():
-            for o, picked, then in state["look"] or ():
-                now = o.detach().reshape(-1)[picked.to(o.device)].cpu()
-                if not torch.equal(now, then):
-                    changed = int((now != then).sum()) if now.shape == then.shape else len(then)
-                    what = "a warmup call" if k < 0 else f"timed call {k}"
-                    message = (f"the output of {what} changed after the call returned ({changed} of {len(then)} "
-                               "elements drawn then): work done outside the call (a signal handler, a thread, a "
-                               "fault handler on the output's pages)")
-                    if args.report is not None:
-                        args.report.send({"kind": "cheat", "rule": "run.after_return", "message": message})
-                    raise TaskError("after_return", message)
-        state["look"] = None
-        if (state["set"] is not None and state["out"] is not None
-                and state["call"] + len(sets) > args.warmup + args.iters - 1):
-            last[state["set"]] = _copied(state["out"])
-        state["out"] = None
-
-    def before_each():
-        if state["call"] >= 0:
-            guard.check(f"after call {state['call']} of the warmup and timed calls")
-        keep()
-        state["call"] += 1
-        call = state["call"]
-        if warm is not None:
-            state["set"] = None if call < args.warmup else (call - args.warmup) % len(sets)
-            src = warm if state["set"] is None else sets[state["set"]]
-        else:
-            state["set"] = call % len(sets)
-            src = sets[state["set"]]
-        for dst, value in zip(live, src):
-            if isinstance(dst, torch.Tensor):
-                if dst.device.type == "cpu":
-                    # A plain memcpy: torch's own thread pool would still be spinning when the timed call starts.
-                    ctypes.memmove(dst.data_ptr(), value.data_ptr(), value.numel() * value.element_size())
-                else:
-                    dst.copy_(value)
-        if type(model) is NativeModel:
-            model.prepare(live)
-
-    def call():
-        k = state["call"] - args.warmup
-        if ops is not None and 0 <= k < 64 and traced >> k & 1:
-            with ops.forward(f"timed call {k}"):
-                out = model(*live)
-        else:
-            out = model(*live)
-        state["out"] = out
-        return out
-
-    times = timer.time(call, args.warmup, args.iters, before_each, clock, trace, traced, after_each=look)
-    timer.sync()
-    if ops is not None:
-        ops.checkpoint("the warmup and timed calls")
-        ops.write(args.out, args.report)
-    guard.check("after the timed calls")
-    keep()
-    timeline.lap("perf_calls")
-    if type(model) is NativeModel:
-        model.check_guards("the last timed call")
-    if args.recheck_sets > 0:
-        picked = clock.recheck() if clock is not None else None
-        chosen = range(len(sets)) if picked is None else recheck_sample(len(sets), picked[1], picked[0])
-        for k in chosen:
-            if k not in last:
-                continue  # Fewer calls than sets: anvil finds no output and says so.
-            outputs = _check_outputs(last[k], k)
-            written = []
-            for i, o in enumerate(outputs):
-                # Of a large output, only the elements the seed draws (recheck_points): anvil compares those.
-                points = recheck_points(o.numel(), picked[0], k, i) if picked is not None else None
-                if points is not None:
-                    o = o.reshape(-1)[torch.from_numpy(points).to(o.device)]
-                written.append((f"out{i}", o))
-            if ops is not None:
-                ops.skip()  # The gather is the worker's own.
-            _write_outputs(args, f"recheck_{k}", written)
-    timeline.lap("perf_recheck")
-    return times
-
-
-def _write_outputs(args, rel, named):
-    """A tensor folder of outputs, written and sealed on anvil's report channel (anvil compares only what matches)."""
-    written = tensor_io.write_dir(os.path.join(args.out, rel), named)
-    if args.report is not None:
-        args.report.seal(rel, written)
-
-
-def _copied(result):
-    """A copy of a call's result (a tensor, or a tuple/list of them): what it held when the call returned."""
-    if type(result) in (torch.Tensor, torch.nn.Parameter):
-        return result.detach().clone()
-    if type(result) is list:
-        return [_copied(r) for r in result]
-    if tensor_io.is_output_sequence(result):
-        return tuple(_copied(r) for r in result)
-    return result
 
 
 class _Timeline:
@@ -520,8 +370,8 @@ def run(args):
             if type(model) is NativeModel:
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
-            outputs = _check_outputs(result, k)
-            _write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
+            outputs = check_outputs(result, k)
+            write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
             _held_out_trials(model, device, timer, args, trace, ops)
             guard.check("after the held-out sets")
@@ -540,7 +390,7 @@ def run(args):
         traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            _timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops)
+            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 if args.report is not None:

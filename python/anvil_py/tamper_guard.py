@@ -28,7 +28,7 @@ from anvil_py.task_loader import TaskError
 
 _OUR_MODULES = ("anvil_py.candidate_worker", "anvil_py.timing", "anvil_py.tensor_io", "anvil_py.kernel_trace",
                 "anvil_py.task_loader", "anvil_py.tamper_guard", "anvil_py.native_model", "anvil_py.forward_trace",
-                "anvil_py.report_channel",
+                "anvil_py.report_channel", "anvil_py.timed_calls", "anvil_py.worker_outputs", "anvil_py.model_init",
                 "anvil_py.static_check.torch_names", "__main__")
 # The mode machinery the worker's aten and host traces run on (forward_trace.ForwardTrace).
 _MODE_STACK = ("_len_torch_dispatch_stack", "_len_torch_function_stack", "_push_on_torch_dispatch_stack",

@@ -101,20 +101,27 @@ TEST(ScanSymbolsTest, ReachingTheInterpretersFramesIsACheatForAnExtension) {
   EXPECT_TRUE(ScanSymbols({"PyFrame_GetBack", "PyFrame_GetCode", "PyEval_GetBuiltins"}, "ext.so", true).empty());
 }
 
-class SymbolFileTest : public TempDirTest {};
+class SymbolFileTest : public TempDirTest {
+ protected:
+  // `source` built by g++ into k.so of the test's folder; false (and the
+  // compiler's message as a test failure) when it did not build.
+  bool BuildShared(const std::string& source) {
+    ProcessSpec cc;
+    cc.argv = {"g++", "-shared", "-fPIC", "-O0", "-o", (dir_ / "k.so").string(), Write("k.cpp", source).string()};
+    auto built = RunProcess(cc);
+    EXPECT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+    return built.ok() && built.value().Succeeded();
+  }
+};
 
 // `asm("pthread_create") __attribute__((weak))`: no name in the source, a weak reference in the library.
 TEST_F(SymbolFileTest, AWeakReferenceUnderAnAsmLabelIsStillTheCallItNames) {
-  auto src =
-      Write("k.cpp",
-            "extern \"C\" int start(void*, const void*, void* (*)(void*), void*) asm(\"pthread_create\")\n"
-            "    __attribute__((weak));\n"
-            "static void* work(void*) { return nullptr; }\n"
-            "extern \"C\" int anvil_forward() { void* t; return start ? start(&t, nullptr, work, nullptr) : 1; }\n");
-  ProcessSpec cc;
-  cc.argv = {"g++", "-shared", "-fPIC", "-o", (dir_ / "k.so").string(), src.string()};
-  auto built = RunProcess(cc);
-  ASSERT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+  const char* src =
+      "extern \"C\" int start(void*, const void*, void* (*)(void*), void*) asm(\"pthread_create\")\n"
+      "    __attribute__((weak));\n"
+      "static void* work(void*) { return nullptr; }\n"
+      "extern \"C\" int anvil_forward() { void* t; return start ? start(&t, nullptr, work, nullptr) : 1; }\n";
+  ASSERT_TRUE(BuildShared(src));
   auto syms = UndefinedSymbols(dir_ / "k.so");
   ASSERT_TRUE(syms.ok()) << syms.message();
   EXPECT_TRUE(Has(ScanSymbols(syms.value(), "k.so", true), "so.thread", "cheat"));
@@ -136,14 +143,11 @@ TEST_F(SymbolFileTest, AnArtifactsPrelinkObjectIsScannedWithEveryRule) {
 
 TEST_F(SymbolFileTest, TokenPastedLibraryCallShowsUpInTheBuiltObject) {
   // The source never spells cblas_sgemm: the preprocessor pastes it together.
-  auto src = Write("k.cpp",
-                   "#define CAT(a, b) a##b\n"
-                   "extern \"C\" void CAT(cblas_, sgemm)(int, int, int);\n"
-                   "extern \"C\" int anvil_forward() { CAT(cblas_, sgemm)(1, 2, 3); return 0; }\n");
-  ProcessSpec cc;
-  cc.argv = {"g++", "-shared", "-fPIC", "-o", (dir_ / "k.so").string(), src.string()};
-  auto built = RunProcess(cc);
-  ASSERT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+  const char* src =
+      "#define CAT(a, b) a##b\n"
+      "extern \"C\" void CAT(cblas_, sgemm)(int, int, int);\n"
+      "extern \"C\" int anvil_forward() { CAT(cblas_, sgemm)(1, 2, 3); return 0; }\n";
+  ASSERT_TRUE(BuildShared(src));
   auto syms = UndefinedSymbols(dir_ / "k.so");
   ASSERT_TRUE(syms.ok()) << syms.message();
   EXPECT_NE(std::find(syms.value().begin(), syms.value().end(), "cblas_sgemm"), syms.value().end());
@@ -152,14 +156,11 @@ TEST_F(SymbolFileTest, TokenPastedLibraryCallShowsUpInTheBuiltObject) {
 }
 
 TEST_F(SymbolFileTest, DefinedFunctionsNameTheBuildsOwnFunctionsAlsoStaticOnes) {
-  auto src = Write("k.cpp",
-                   "void add_kernel(const float*, float*, int) {}\n"
-                   "static void hidden_kernel(float*) {}\n"
-                   "extern \"C\" void plain(float* x) { hidden_kernel(x); }\n");
-  ProcessSpec cc;
-  cc.argv = {"g++", "-shared", "-fPIC", "-O0", "-o", (dir_ / "k.so").string(), src.string()};
-  auto built = RunProcess(cc);
-  ASSERT_TRUE(built.ok() && built.value().Succeeded()) << (built.ok() ? built.value().err : built.message());
+  const char* src =
+      "void add_kernel(const float*, float*, int) {}\n"
+      "static void hidden_kernel(float*) {}\n"
+      "extern \"C\" void plain(float* x) { hidden_kernel(x); }\n";
+  ASSERT_TRUE(BuildShared(src));
   auto defined = DefinedFunctions(dir_ / "k.so");
   ASSERT_TRUE(defined.ok()) << defined.message();
   auto has = [&](const std::string& name) {

@@ -54,19 +54,6 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// What the static check could not see (an alias, a computed name, a loop
-// over a module) the worker's fingerprints did (catalog D3, D6).
-void TamperCheat(Verdict& v) {
-  const auto& t = v.run.tampered;
-  std::string names;
-  for (std::size_t i = 0; i + 1 < t.size() && i < 6; ++i) names += (i ? ", " : "") + t[i];
-  if (t.size() > 7) names += " and " + std::to_string(t.size() - 7) + " more";
-  RuntimeCheat(v, "run.tamper",
-               "the candidate's code replaced what anvil's worker times, copies or reports with: " +
-                   (names.empty() ? t.back() : names + " (found " + t.back() + ")"),
-               "the candidate tampered with the harness");
-}
-
 // DiskFullProblem for a failed run in `work`.
 std::optional<std::string> DiskFull(const fs::path& work, const PreparedTask& prepared) {
   const std::uintmax_t free = FreeBytes(work);
@@ -386,25 +373,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     SandboxViolation(v, "while it ran the trials");
     return;
   }
-  if (!v.run.tampered.empty()) {
-    TamperCheat(v);
-    return;
-  }
-  if (!v.run.forged.empty()) {
-    std::string files;
-    for (std::size_t i = 0; i < v.run.forged.size() && i < 5; ++i) files += (i ? "; " : "") + v.run.forged[i];
-    RuntimeCheat(v, "run.forged_output",
-                 "files of the worker's folder changed after the worker wrote and sealed them, or it never wrote "
-                 "them: " +
-                     files,
-                 "the candidate rewrote the worker's outputs or reports");
-    return;
-  }
-  if (!v.run.after_return.empty()) {
-    RuntimeCheat(v, "run.after_return", v.run.after_return.front(), "the timed calls' outputs were finished late");
-    return;
-  }
-  if (ForwardTraceCheat(v)) return;
+  if (WorkerFindingsCheat(v)) return;
   if (!v.run.ok) {
     if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {
       v.error = *full;

@@ -37,6 +37,41 @@ void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.status = VerdictStatus::kCheat;
 }
 
+// What the static check could not see (an alias, a computed name, a loop
+// over a module) the worker's fingerprints did (catalog D3, D6).
+void TamperCheat(Verdict& v) {
+  const auto& t = v.run.tampered;
+  std::string names;
+  for (std::size_t i = 0; i + 1 < t.size() && i < 6; ++i) names += (i ? ", " : "") + t[i];
+  if (t.size() > 7) names += " and " + std::to_string(t.size() - 7) + " more";
+  RuntimeCheat(v, "run.tamper",
+               "the candidate's code replaced what anvil's worker times, copies or reports with: " +
+                   (names.empty() ? t.back() : names + " (found " + t.back() + ")"),
+               "the candidate tampered with the harness");
+}
+
+bool WorkerFindingsCheat(Verdict& v) {
+  if (!v.run.tampered.empty()) {
+    TamperCheat(v);
+    return true;
+  }
+  if (!v.run.forged.empty()) {
+    std::string files;
+    for (std::size_t i = 0; i < v.run.forged.size() && i < 5; ++i) files += (i ? "; " : "") + v.run.forged[i];
+    RuntimeCheat(v, "run.forged_output",
+                 "files of the worker's folder changed after the worker wrote and sealed them, or it never wrote "
+                 "them: " +
+                     files,
+                 "the candidate rewrote the worker's outputs or reports");
+    return true;
+  }
+  if (!v.run.after_return.empty()) {
+    RuntimeCheat(v, "run.after_return", v.run.after_return.front(), "the timed calls' outputs were finished late");
+    return true;
+  }
+  return ForwardTraceCheat(v);
+}
+
 bool ForwardTraceCheat(Verdict& v) {
   struct Finding {
     const std::vector<std::string>& seen;

@@ -23,6 +23,16 @@ void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped);
 // The same for a hit of severity cheat from runtime evidence.
 void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped);
 
+// run.tamper from v.run.tampered: what the worker's fingerprints (or the
+// compiled timer's fault handler) found replaced, and when.
+void TamperCheat(Verdict& v);
+
+// What the worker found and reported about the candidate's run that makes it
+// a cheat, in this order: tampering, files forged after the worker sealed
+// them, outputs changed after a timed call returned, then the forward traces
+// (ForwardTraceCheat). Whether one did.
+bool WorkerFindingsCheat(Verdict& v);
+
 // Kernelbench format: the trials and the watched timed calls ran under the
 // aten and host traces; torch compute (run.aten_compute) or tensor data
 // handed to Python or numpy (run.host_compute) there makes the candidate a
