@@ -28,6 +28,10 @@ const ArtifactCache& PchCache(const ArtifactCache& cache) {
   static const std::optional<ArtifactCache> shared = []() -> std::optional<ArtifactCache> {
     const char* dir = std::getenv("ANVIL_PCH_CACHE");
     if (dir == nullptr || *dir == '\0') return std::nullopt;
+    // Made now: the compilers' sandbox lets them read only folders that
+    // exist when it is made, before this build may make the first PCH here.
+    std::error_code ec;
+    fs::create_directories(fs::path(dir) / "artifacts", ec);
     return ArtifactCache(fs::path(dir) / "artifacts");
   }();
   return shared ? *shared : cache;

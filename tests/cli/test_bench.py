@@ -42,7 +42,9 @@ def test_throughput_report_compares_anvil_with_the_stock_path(tmp_path):
     assert first["candidate"] != second["candidate"]
     assert "stock" not in second  # The sample of one is the first.
     c = first
-    assert all(x["anvil_cold"]["status"] == "pass" and x["anvil_warm"]["status"] == "pass" for x in (first, second))
+    assert all(x["anvil_cold"]["status"] == "pass" and x["anvil_warm"]["status"] == "pass" for x in (first, second)), (
+        [(x["anvil_cold"], x["anvil_warm"]) for x in (first, second)],
+        (tmp_path / "work" / "cold_verdicts.jsonl").read_text()[-3000:])
     assert c["stock"]["compiled"] and c["stock"]["correct"] and c["stock"]["error"] == "", c["stock"]
     assert c["stock"]["phases"]["compile"] > 1  # load_inline built the extension from scratch.
     # Each stock outcome is also logged as it comes (a run cut short keeps them).

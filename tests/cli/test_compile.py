@@ -62,6 +62,21 @@ def test_precompiled_header_builds_the_same_object(tmp_path):
     assert objects[0].read_bytes() == objects[1].read_bytes()
 
 
+def test_a_shared_pch_folder_that_does_not_exist_yet_is_made_and_read(tmp_path):
+    # ANVIL_PCH_CACHE names a folder no build has used: the first build makes the PCH there and its compile, in the
+    # compilers' sandbox (which reads only folders that exist when it is made), must be able to read it.
+    candidate = tmp_path / "pch_probe_kb.py"
+    candidate.write_text(CANDIDATE.replace("TOKEN", uuid.uuid4().hex))
+    shared = tmp_path / "shared-pch"
+    proc = run_anvil("eval", "--json", "-q", "--task", RELU, "--candidate", str(candidate), "--no-perf",
+                     "--cache-dir", str(tmp_path / "cache"), env={"ANVIL_PCH_CACHE": str(shared)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    v = json.loads(proc.stdout)
+    assert v["status"] == "pass", v["gates"]["compile"]["log_tail"][-2000:]
+    assert v["gates"]["compile"]["pch"] == "built"
+    assert list(shared.glob("artifacts/*/torch/extension.h.gch"))
+
+
 # load_inline inside ModelNew.__init__: extraction builds the model to see the call. `INIT` is what __init__ does
 # before it: nothing (built on the meta device), or `.item()` on a tensor, which the meta device cannot answer
 # (built again on the CPU).
