@@ -233,6 +233,28 @@ print("wrote", flush=True)
     assert run.stdout == "timed\n" and run.returncode == -11, (run.returncode, run.stdout, run.stderr[-2000:])
 
 
+def test_an_output_whose_pages_were_made_unreadable_is_found_without_touching_them():
+    # What a fault handler waiting on an output's pages leaves (red team: b4_lazy_pages_native.cpp): the worker's
+    # write gets EFAULT, and the probe must say which output without reading it from Python (that would run the
+    # handler, or here crash the test).
+    import ctypes
+    import mmap
+
+    from anvil_py.worker_outputs import _readable
+    m = mmap.mmap(-1, 3 * mmap.PAGESIZE)
+    t = torch.frombuffer(m, dtype=torch.float32)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert libc.mprotect(t.data_ptr() + mmap.PAGESIZE, mmap.PAGESIZE, 0) == 0
+    try:
+        assert not _readable(t)
+        assert _readable(t[: mmap.PAGESIZE // 4])  # its first page only
+        assert _readable(torch.ones(5000)) and _readable(torch.empty(0))
+    finally:
+        libc.mprotect(t.data_ptr() + mmap.PAGESIZE, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE)
+    assert _readable(t)
+
+
 def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
     # A candidate that puts /dev/null where anvil's pipe was would swallow the worker's seals and findings.
     from anvil_py.report_channel import ReportChannel
