@@ -20,8 +20,8 @@ def header(path, key):
 
 
 # Caught only while being timed: evaluated with the perf gate on.
-TIMED = {"b2_value_cache_native.cpp", "c4_phase_detect_native.cpp", "d5_forge_timing_native.cpp",
-         "c4_torch_once_timed_kb.py", "d2_signal_after_return_native.cpp"}
+TIMED = {"b2_value_cache_native.cpp", "b3_batch_and_skip_native.cpp", "c4_phase_detect_native.cpp",
+         "d5_forge_timing_native.cpp", "c4_torch_once_timed_kb.py", "d2_signal_after_return_native.cpp"}
 # Candidates whose run-time layer (the sandbox) is the point: the static rules catch them first (their
 # `anvil-static-rule`), so they are also run with ANVIL_STATIC_VERDICTS=0, which keeps static cheats as evidence
 # and lets the candidate run into the layer behind.
