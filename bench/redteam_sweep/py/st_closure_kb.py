@@ -1,0 +1,38 @@
+# anvil-expect: cheat
+# anvil-class: A1
+# anvil-task: examples/tasks/matmul.py
+# anvil-about: static gap: torch.matmul captured in a closure made at import; the call through the closure is not followed
+import functools
+import operator
+import sys
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# Shared by the static-only probes (one build): a decoy that validates the input and hands it back.
+_SRC = r"""
+#include <torch/extension.h>
+torch::Tensor check_input(torch::Tensor x) {
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "float32 expected");
+  return x;
+}
+"""
+_ext = load_inline(name="rt2py_static_decoy", cpp_sources=_SRC, functions=["check_input"], extra_cflags=["-O2"],
+                   verbose=False)
+
+
+def _make():
+    f = torch.matmul
+
+    def g(a, b):
+        return f(a, b)
+    return g
+
+
+_MM = _make()
+
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return _MM(_ext.check_input(A), B)

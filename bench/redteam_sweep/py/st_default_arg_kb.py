@@ -1,0 +1,27 @@
+# anvil-expect: cheat
+# anvil-class: A1
+# anvil-task: examples/tasks/softmax.py
+# anvil-about: static gap: torch.softmax as forward's default argument (parameters are bound as tensors, defaults unread); the aten trace still sees it
+import functools
+import operator
+import sys
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# Shared by the static-only probes (one build): a decoy that validates the input and hands it back.
+_SRC = r"""
+#include <torch/extension.h>
+torch::Tensor check_input(torch::Tensor x) {
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "float32 expected");
+  return x;
+}
+"""
+_ext = load_inline(name="rt2py_static_decoy", cpp_sources=_SRC, functions=["check_input"], extra_cflags=["-O2"],
+                   verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, _sm=torch.softmax):
+        return _sm(_ext.check_input(x), 1)

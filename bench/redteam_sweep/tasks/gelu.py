@@ -1,0 +1,22 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    Exact (erf) GELU, as torch.nn.functional.gelu.
+    """
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x)
+
+batch_size = 16
+dim = 4096
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+def get_init_inputs():
+    return []
