@@ -79,9 +79,10 @@ def holds_loose_tensors(model):
     replaces."""
     modules = {id(m) for m in model.modules()}
     seen = set()
-    todo = [v for m in model.modules() for k, v in vars(m).items() if k not in ("_parameters", "_buffers", "_modules")]
-    while todo and len(seen) < _LOOSE_SCAN_LIMIT:
-        obj = todo.pop()
+    own = ("_parameters", "_buffers", "_modules")
+    pending = [v for m in model.modules() for k, v in vars(m).items() if k not in own]
+    while pending and len(seen) < _LOOSE_SCAN_LIMIT:
+        obj = pending.pop()
         if id(obj) in seen or id(obj) in modules:
             continue
         seen.add(id(obj))
@@ -89,7 +90,7 @@ def holds_loose_tensors(model):
             return True
         if isinstance(obj, (str, bytes, int, float, bool, type(None), type, torch.dtype, torch.device)):
             continue
-        todo.extend(gc.get_referents(obj))
+        pending.extend(gc.get_referents(obj))
     return False
 
 

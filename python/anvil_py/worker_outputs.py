@@ -3,6 +3,7 @@ when the call returned, and writes them to a tensor folder it seals on anvil's r
 
 import ctypes
 import errno
+import itertools
 import os
 
 import torch
@@ -52,7 +53,7 @@ def _readable(t):
     page = os.sysconf("SC_PAGE_SIZE")
     r, w = os.pipe()
     try:
-        for addr in list(range(start, end, page)) + [end - 1]:
+        for addr in itertools.chain(range(start, end, page), (end - 1,)):
             try:
                 os.write(w, (ctypes.c_char * 1).from_address(addr))
             except OSError as err:
