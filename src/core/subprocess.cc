@@ -18,9 +18,8 @@
 #include <map>
 #include <optional>
 
+#include "core/child_env.h"
 #include "core/zygote.h"
-
-extern char** environ;
 
 namespace anvil {
 namespace {
@@ -158,14 +157,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
 
   // Everything the child needs is built before fork: after fork only
   // async-signal-safe calls are allowed (the parent may be multithreaded).
-  std::map<std::string, std::string> env_map;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = strchr(*e, '=');
-    if (eq != nullptr) env_map[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-  }
-  for (const auto& [k, v] : spec.env) env_map[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
+  // Not anvil's environment: its allowed part (core/child_env.h), so no
+  // secret of anvil's reaches a child.
+  const EnvPairs env_pairs = ChildEnvironment(spec.env);
+  std::vector<std::string> env_strings = EnvStrings(env_pairs);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -190,7 +185,6 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   // A Python worker forked by the warm zygote when one runs (core/zygote.h).
   Zygote* zygote = spec.python_module.empty() ? nullptr : Zygote::Shared();
   if (zygote != nullptr) {
-    std::vector<std::pair<std::string, std::string>> env_pairs(env_map.begin(), env_map.end());
     auto spawned = zygote->Spawn(spec, env_pairs, out_pipe[1], err_pipe[1], exec_pipe[1]);
     if (spawned.ok()) return WatchZygoteChild(spec, spawned.value(), zygote, start, out_pipe, err_pipe, exec_pipe);
     zygote = nullptr;  // Started the usual way below.

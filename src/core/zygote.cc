@@ -14,10 +14,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/child_env.h"
 #include "core/environment.h"
 #include "core/subprocess.h"
-
-extern char** environ;
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -72,14 +71,14 @@ std::unique_ptr<Zygote> Zygote::Start() {
   }
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  // Not an import path: the working folder (a candidate's scratch).
-  for (const char* kv :
-       {"PYTHONSAFEPATH=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONWARNINGS=ignore"}) {
-    env_strings.emplace_back(kv);
-  }
-  env_strings.push_back("PYTHONPATH=" + PythonPackageDir().string());
+  // The allowed part of anvil's environment only (core/child_env.h): its
+  // children are forks, and a fork's /proc/self/environ shows the zygote's.
+  // PYTHONSAFEPATH: the working folder (a candidate's scratch) is not an import path.
+  std::vector<std::string> env_strings = EnvStrings(ChildEnvironment({{"PYTHONSAFEPATH", "1"},
+                                                                      {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                                      {"PYTHONUNBUFFERED", "1"},
+                                                                      {"PYTHONWARNINGS", "ignore"},
+                                                                      {"PYTHONPATH", PythonPackageDir().string()}}));
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
