@@ -20,5 +20,6 @@ void RegisterKernelbench(CLI::App& app, int& exit_code);
 void RegisterSandboxCheck(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
 void RegisterCache(CLI::App& app, int& exit_code);
+void RegisterModelCheck(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

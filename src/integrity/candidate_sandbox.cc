@@ -78,6 +78,17 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   return policy;
 }
 
+std::vector<fs::path> CandidateReadablePaths(const TorchInfo& torch) {
+  const SandboxPolicy policy = CandidatePolicy(torch, CandidateAccess{});
+  std::vector<fs::path> paths;
+  for (const auto* list : {&policy.read_only, &policy.read_write}) {
+    for (const fs::path& p : *list) {
+      if (!p.empty()) paths.push_back(p);
+    }
+  }
+  return paths;
+}
+
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access) {
   SandboxPolicy policy = CandidatePolicy(torch, access);
   const char* env = std::getenv("ANVIL_SANDBOX");

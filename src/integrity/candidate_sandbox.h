@@ -45,6 +45,12 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
 // prepared; nullptr (no error) when sandboxing is turned off.
 Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, const CandidateAccess& access);
 
+// What candidate code may read under CandidatePolicy whatever the job: the
+// system's folders, the interpreter's import paths, the device files and the
+// extra paths of $ANVIL_SANDBOX_READ/_WRITE (a job adds only its own files and
+// scratch). Where a secret must not be (gen/api_key.h).
+std::vector<std::filesystem::path> CandidateReadablePaths(const TorchInfo& torch);
+
 // Runs a small torch program on `device` ("cpu", "cuda") inside the sandbox
 // with `switches` applied.
 struct SandboxProbe {

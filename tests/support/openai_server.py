@@ -1,0 +1,135 @@
+"""A model server for tests: speaks the OpenAI chat-completions protocol over real HTTP, with scripted answers.
+
+    python3 tests/support/openai_server.py --script SCRIPT.json [--log REQUESTS.jsonl] [--port 0]
+
+It prints `listening http://127.0.0.1:PORT/v1` once it accepts connections, and serves until killed.
+
+The script is {"rules": [{"match": TEXT, "answers": [STEP, ...]}, ...]}. A request goes to the first rule whose
+`match` (absent: any) is in its last message's content; each request takes the rule's next step, and the last one
+repeats once the others are used. A step is one answer:
+  {"content": "...", "finish_reason": "stop", "reasoning": "..."}   a chat completion (usage counted in words)
+  {"refusal": "..."}                                                 a refusal (content null)
+  {"status": 429, "headers": {"Retry-After": "1"}, "body": "..."}   any status; body default: an OpenAI error object
+  {"raw": "<html>...</html>"}                                        a 200 whose body is this text
+  {"drop": true}                                                     the connection closed without an answer
+  {"delay": 2.5, ...}                                                 any of the above, that many seconds later
+Every request is appended to the log as one JSON line: {"path", "authorization", "body"} (body parsed when JSON).
+Standard library only."""
+
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Script:
+    def __init__(self, spec):
+        self.rules = spec["rules"]
+        self.next = [0] * len(self.rules)
+        self.lock = threading.Lock()
+
+    def step_for(self, text):
+        with self.lock:
+            for i, rule in enumerate(self.rules):
+                if rule.get("match") is None or rule["match"] in text:
+                    answers = rule["answers"]
+                    step = answers[min(self.next[i], len(answers) - 1)]
+                    self.next[i] += 1
+                    return step
+        return {"status": 500, "body": json.dumps({"error": {"message": "the test script has no rule for this"}})}
+
+
+def completion(step, request):
+    content = step.get("content")
+    message = {"role": "assistant", "content": content}
+    if "refusal" in step:
+        message = {"role": "assistant", "content": None, "refusal": step["refusal"]}
+    if "reasoning" in step:
+        message["reasoning_content"] = step["reasoning"]
+    prompt_words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
+    completion_words = len((content or step.get("refusal", "")).split())
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": step.get("model", request.get("model", "test-model")),
+        "choices": [{"index": 0, "message": message, "finish_reason": step.get("finish_reason", "stop")}],
+        "usage": step.get("usage", {"prompt_tokens": prompt_words, "completion_tokens": completion_words,
+                                    "total_tokens": prompt_words + completion_words}),
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    script = None
+    log_path = None
+    log_lock = threading.Lock()
+
+    def log_message(self, *args):  # Quiet: the log file is the record.
+        pass
+
+    def send(self, status, body, headers=None, content_type="application/json"):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, str(v))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/models"):
+            self.send(200, json.dumps({"object": "list", "data": [{"id": "test-model", "object": "model"}]}))
+        else:
+            self.send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            request = raw.decode(errors="replace")
+        if self.log_path:
+            with self.log_lock, open(self.log_path, "a") as f:
+                f.write(json.dumps({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                    "body": request}) + "\n")
+        if not self.path.rstrip("/").endswith("/chat/completions") or not isinstance(request, dict):
+            self.send(404 if isinstance(request, dict) else 400,
+                      json.dumps({"error": {"message": f"not a chat completion request: {self.path}"}}))
+            return
+        messages = request.get("messages") or [{}]
+        step = self.script.step_for(str(messages[-1].get("content", "")))
+        time.sleep(step.get("delay", 0))
+        if step.get("drop"):
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if "raw" in step:
+            self.send(step.get("status", 200), step["raw"], step.get("headers"), "text/html")
+        elif "status" in step and step["status"] != 200:
+            body = step.get("body", json.dumps({"error": {"message": f"scripted {step['status']}"}}))
+            self.send(step["status"], body, step.get("headers"))
+        else:
+            self.send(200, json.dumps(completion(step, request)), step.get("headers"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--log")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with open(args.script) as f:
+        Handler.script = Script(json.load(f))
+    Handler.log_path = args.log
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    print(f"listening http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
