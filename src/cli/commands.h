@@ -21,5 +21,6 @@ void RegisterSandboxCheck(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
 void RegisterCache(CLI::App& app, int& exit_code);
 void RegisterModelCheck(CLI::App& app, int& exit_code);
+void RegisterGenerate(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

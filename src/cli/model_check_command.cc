@@ -13,37 +13,25 @@
 #include <string>
 #include <vector>
 
-#include "backend/torch_info.h"
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "core/environment.h"
-#include "gen/api_key.h"
 #include "gen/endpoint.h"
 #include "gen/openai_client.h"
-#include "integrity/candidate_sandbox.h"
 
 namespace anvil {
 namespace {
 
-struct ModelCheckArgs {
-  std::string endpoint;
+struct ModelCheckArgs : ModelFlags {
   std::string model;
   std::string prompt = "Reply with one word: ready";
-  std::string api_key_file;
-  std::string api_key_on_command_line;  // Refused: argv is visible to every user.
   int max_tokens = 64;
   bool max_completion_tokens = false;
   std::optional<double> temperature;
   std::optional<int64_t> seed;
-  double timeout_s = 600;
-  int retries = 5;
-  double unreachable_after_s = 60;
   std::string cache_dir;
   bool json = false;
 };
-
-std::chrono::milliseconds Millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
 
 // The first `lines` lines of `text`.
 std::string Head(const std::string& text, int lines) {
@@ -107,40 +95,12 @@ void PrintText(const std::string& endpoint, const std::string& key_source, const
 }
 
 int Run(const ModelCheckArgs& a) {
-  const char* me = "anvil model-check";
-  if (!a.api_key_on_command_line.empty()) {
-    std::fprintf(stderr,
-                 "%s: a key is never taken from the command line (every user of this machine can read it there): "
-                 "set ANVIL_OPENAI_API_KEY, or pass --api-key-file FILE\n",
-                 me);
+  auto setup = ToModelSetup(a, a.cache_dir.empty() ? DefaultCacheDir() : std::filesystem::path(a.cache_dir));
+  if (!setup.ok()) {
+    std::fprintf(stderr, "anvil model-check: %s\n", setup.message().c_str());
     return kExitUsage;
   }
-  auto endpoint = ResolveEndpoint(a.endpoint);
-  if (!endpoint.ok()) {
-    std::fprintf(stderr, "%s: %s\n", me, endpoint.message().c_str());
-    return kExitUsage;
-  }
-  std::vector<std::filesystem::path> readable;
-  if (!a.api_key_file.empty()) {
-    auto torch = LoadTorchInfo(a.cache_dir.empty() ? DefaultCacheDir() : std::filesystem::path(a.cache_dir));
-    if (!torch.ok()) {
-      std::fprintf(stderr, "%s: %s\n", me, torch.message().c_str());
-      return kExitFailure;
-    }
-    readable = CandidateReadablePaths(torch.value());
-  }
-  auto key = ResolveApiKey(a.api_key_file, readable);
-  if (!key.ok()) {
-    std::fprintf(stderr, "%s: %s\n", me, key.message().c_str());
-    return kExitUsage;
-  }
-  OpenAiClientOptions options;
-  options.endpoint = endpoint.value();
-  options.api_key = key.value().value;
-  options.request_timeout = Millis(a.timeout_s);
-  options.retry.max_retries = a.retries;
-  options.retry.unreachable_after = Millis(a.unreachable_after_s);
-  OpenAiClient client(options);
+  OpenAiClient client(setup.value().client);
   ChatRequest request;
   request.model = a.model;
   request.messages = {{"user", a.prompt}};
@@ -150,9 +110,10 @@ int Run(const ModelCheckArgs& a) {
   request.sampling.seed = a.seed;
   const ModelCall call = client.Complete(request);
   if (a.json) {
-    std::printf("%s\n", CallJson(endpoint.value(), key.value().source, a.model, call).dump(2).c_str());
+    std::printf("%s\n",
+                CallJson(setup.value().client.endpoint, setup.value().key_source, a.model, call).dump(2).c_str());
   } else {
-    PrintText(endpoint.value(), key.value().source, a.model, call);
+    PrintText(setup.value().client.endpoint, setup.value().key_source, a.model, call);
   }
   return call.ok() ? kExitOk : kExitFailure;
 }
@@ -163,24 +124,14 @@ void RegisterModelCheck(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ModelCheckArgs>();
   CLI::App* cmd = app.add_subcommand(
       "model-check", "Send one chat request to an OpenAI-compatible model server and show what came back");
-  cmd->add_option("--endpoint", args->endpoint,
-                  "The server's base URL, e.g. http://localhost:8000/v1 (default $ANVIL_OPENAI_BASE_URL, else "
-                  "$OPENAI_BASE_URL)");
   cmd->add_option("--model", args->model, "The model name the server serves")->required();
   cmd->add_option("--prompt", args->prompt, "The user message")->capture_default_str();
-  cmd->add_option("--api-key-file", args->api_key_file,
-                  "A file holding the key (default $ANVIL_OPENAI_API_KEY, else $OPENAI_API_KEY, else no key)");
-  cmd->add_option("--api-key", args->api_key_on_command_line)->group("");  // Only to say why not.
   cmd->add_option("--max-tokens", args->max_tokens, "Completion tokens at most")->capture_default_str();
   cmd->add_flag("--max-completion-tokens", args->max_completion_tokens,
                 "Send the limit as max_completion_tokens (OpenAI's newer models) instead of max_tokens");
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (default: the server's)");
   cmd->add_option("--seed", args->seed, "Sampling seed");
-  cmd->add_option("--timeout", args->timeout_s, "Seconds for the request, retries included")->capture_default_str();
-  cmd->add_option("--retries", args->retries, "Retries of 429, 408, 409 and 5xx answers")->capture_default_str();
-  cmd->add_option("--unreachable-after", args->unreachable_after_s,
-                  "Seconds a server may refuse connections before anvil gives up")
-      ->capture_default_str();
+  AddModelFlags(cmd, *args, "--timeout");
   cmd->add_option("--cache-dir", args->cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
   cmd->add_flag("--json", args->json, "Print the result as one JSON object");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });

@@ -40,7 +40,8 @@ class Result {
   bool ok() const { return std::holds_alternative<T>(data_); }
   const T& value() const& { return std::get<T>(data_); }
   T& value() & { return std::get<T>(data_); }
-  T&& value() && { return std::get<T>(std::move(data_)); }
+  // By value: `for (auto& x : F().value())` must not refer into a dead temporary.
+  T value() && { return std::get<T>(std::move(data_)); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(data_); }
   const std::string& message() const {
     static const std::string kEmpty;

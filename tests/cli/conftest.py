@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,32 @@ def schema():
 def validate(verdict, schema):
     import jsonschema
     jsonschema.validate(verdict, schema)
+
+
+SERVER = ROOT / "tests" / "support" / "openai_server.py"
+# No key of the machine's own may reach the server unless a test puts it there.
+NO_KEYS = {"ANVIL_OPENAI_API_KEY": "", "OPENAI_API_KEY": "", "ANVIL_OPENAI_BASE_URL": "", "OPENAI_BASE_URL": ""}
+
+
+class ModelServer:
+    """tests/support/openai_server.py with one rule of scripted answers, its request log, stopped by stop()."""
+
+    def __init__(self, tmp_path, answers):
+        folder = Path(tempfile.mkdtemp(prefix="model-server-", dir=tmp_path))
+        self.script = folder / "script.json"
+        self.script.write_text(json.dumps({"rules": [{"answers": answers}]}))
+        self.log = folder / "requests.jsonl"
+        self.proc = subprocess.Popen([sys.executable, str(SERVER), "--script", str(self.script), "--log",
+                                      str(self.log)], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith("listening "), line
+        self.url = line.split()[1]
+
+    def requests(self):
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait(timeout=10)

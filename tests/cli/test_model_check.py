@@ -10,33 +10,9 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_anvil
+from conftest import NO_KEYS, ROOT, ModelServer, run_anvil
 
-SERVER = ROOT / "tests" / "support" / "openai_server.py"
 GOOD = {"content": "ready", "finish_reason": "stop"}
-# No key of the machine's own may reach the server unless a test puts it there.
-NO_KEYS = {"ANVIL_OPENAI_API_KEY": "", "OPENAI_API_KEY": "", "ANVIL_OPENAI_BASE_URL": "", "OPENAI_BASE_URL": ""}
-
-
-class Server:
-    def __init__(self, tmp_path, answers):
-        self.script = tmp_path / "script.json"
-        self.script.write_text(json.dumps({"rules": [{"answers": answers}]}))
-        self.log = tmp_path / "requests.jsonl"
-        self.proc = subprocess.Popen([sys.executable, str(SERVER), "--script", str(self.script), "--log",
-                                      str(self.log)], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        assert line.startswith("listening "), line
-        self.url = line.split()[1]
-
-    def requests(self):
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -44,7 +20,7 @@ def serve(tmp_path):
     servers = []
 
     def start(*answers):
-        servers.append(Server(tmp_path, list(answers)))
+        servers.append(ModelServer(tmp_path, list(answers)))
         return servers[-1]
 
     yield start

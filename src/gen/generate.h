@@ -1,0 +1,93 @@
+// The model loop, turn 1 (multi-turn repair comes later): poses every task's
+// samples to the model, records each answer in the run database as it comes
+// (gen/extract_code.h decides code or the model's own failure), then judges
+// the candidates with the evaluators and records their verdicts. Resumable:
+// it asks only for what has no answer, judges only what has no verdict, and
+// asks again where the machine failed (server_error, infra_error). One
+// Generator per run; Run is not reentrant.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gen/chat.h"
+#include "gen/model_client.h"
+#include "gen/prompt.h"
+#include "pipeline/batch.h"
+#include "runs/run_db.h"
+#include "tasks/task.h"
+
+namespace anvil {
+
+struct GenerateOptions {
+  ChatRequest request;  // Model and sampling; the messages are the prompt's.
+  std::string format = "kernelbench";
+  std::string backend = "cpu";
+  int samples = 1;
+  int concurrency = 16;  // Requests in flight.
+  // A run-wide budget of completion tokens: no request is sent once the
+  // answers so far used it up (the run stops, resumable).
+  std::optional<int64_t> max_total_tokens;
+  std::filesystem::path candidates_dir;  // Where each candidate's file is written for judging.
+  BatchOptions batch;
+};
+
+struct GenerateSummary {
+  int64_t asked = 0;     // Requests sent this time.
+  int64_t answered = 0;  // Of them, those with an answer (code or not).
+  int64_t judged = 0;    // Verdicts made this time.
+  int64_t reopened = 0;  // Machine failures of an earlier run asked or judged again.
+  int64_t completion_tokens = 0;
+  bool stopped = false;     // The run stopped before it was done (resumable).
+  std::string stop_reason;  // Why, naming the endpoint or the budget.
+};
+
+struct GenerateProgress {
+  int64_t generated = 0, to_generate = 0, judged = 0, to_judge = 0, passed = 0;
+  int64_t completion_tokens = 0;
+  double elapsed_seconds = 0;
+};
+
+// The file name's numeric prefix ("19" of "19_ReLU"); nullopt when it has none.
+std::optional<int64_t> ProblemNumber(const std::string& task_name);
+
+// How `tasks` differ from the tasks a run holds, one line each ("" when the
+// run holds none yet, or the same ones): a rerun must pose the same set.
+std::string TaskSetDifference(const std::vector<TaskRow>& recorded, const std::vector<Task>& tasks);
+
+class Generator {
+ public:
+  Generator(RunDb& db, ModelClient& client, const PromptTemplate& prompt, std::vector<Evaluator*> evaluators,
+            GenerateOptions options);
+
+  // Adds `tasks` (each with options.samples samples) to the run, then asks
+  // and judges. Errors are anvil's own (the database, a prompt without the
+  // asked variant); a stopped run is a summary with `stopped` set.
+  Result<GenerateSummary> Run(const std::vector<Task>& tasks,
+                              const std::function<void(const GenerateProgress&)>& on_progress);
+
+ private:
+  Status AddTasks(const std::vector<Task>& tasks);
+  // Turn 1's requests for every pending attempt, `concurrency` at a time.
+  void Ask(const std::vector<AttemptRow>& pending, GenerateSummary& summary,
+           const std::function<void(const GenerateProgress&)>& on_progress);
+  // Verdicts for every generated attempt.
+  Status Judge(const std::vector<AttemptRow>& generated, GenerateSummary& summary,
+               const std::function<void(const GenerateProgress&)>& on_progress);
+
+  RunDb& db_;
+  ModelClient& client_;
+  const PromptTemplate& prompt_;
+  std::vector<Evaluator*> evaluators_;
+  GenerateOptions options_;
+  std::map<int64_t, Task> tasks_;  // By task id.
+  GenerateProgress progress_;
+};
+
+}  // namespace anvil

@@ -1,0 +1,163 @@
+#include "gen/generate.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "core/temp_dir_fixture.h"
+
+namespace anvil {
+namespace {
+
+// A model behind the interface: answers from a script, one per call, the last repeated.
+class FakeModel : public ModelClient {
+ public:
+  explicit FakeModel(std::vector<ModelCall> script) : script_(std::move(script)) {}
+  ModelCall Complete(const ChatRequest& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_request_ = request;
+    return script_[std::min(calls_++, script_.size() - 1)];
+  }
+  std::size_t calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  ChatRequest last_request_;
+
+ private:
+  std::mutex mu_;
+  std::vector<ModelCall> script_;
+  std::size_t calls_ = 0;
+};
+
+ModelCall Answer(const std::string& content, const std::string& finish = "stop", int64_t tokens = 10) {
+  ModelCall call;
+  call.http_status = 200;
+  call.body = R"({"raw": true})";
+  call.attempts = 1;
+  call.seconds = 0.01;
+  ChatResponse r;
+  ChatChoice c;
+  c.content = content;
+  c.finish_reason = finish;
+  r.choices.push_back(c);
+  r.usage = TokenUsage{5, tokens, std::nullopt};
+  call.response = r;
+  return call;
+}
+
+ModelCall Failure(ModelFailure failure, const std::string& message) {
+  ModelCall call;
+  call.failure = failure;
+  call.message = message;
+  call.http_status = failure == ModelFailure::kHttpError ? 500 : 0;
+  call.attempts = 3;
+  return call;
+}
+
+class GenerateTest : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    db_ = std::move(RunDb::Open(dir_ / "run.db", true)).value();
+    RunInfo info;
+    info.model = "m";
+    info.prompt_id = kDefaultPromptId;
+    info.backend = "cpu";
+    ASSERT_TRUE(db_->BeginRun(info).ok());
+    prompt_ = LoadPrompt(kDefaultPromptId).value();
+    for (const char* name : {"1_Add", "2_Relu"}) {
+      Task t;
+      t.name = name;
+      t.path = dir_ / (std::string(name) + ".py");
+      t.source = "class Model: pass  # " + std::string(name);
+      t.sha256 = std::string(64, name[0]);
+      t.level = 1;
+      tasks_.push_back(t);
+    }
+  }
+  GenerateOptions Options(int samples, int concurrency) {
+    GenerateOptions o;
+    o.request.model = "m";
+    o.samples = samples;
+    o.concurrency = concurrency;
+    o.candidates_dir = dir_ / "candidates";
+    return o;
+  }
+  std::map<std::string, int> Outcomes() {
+    std::map<std::string, int> by;
+    for (const AttemptRow& a : db_->Attempts().value()) {
+      ++by[a.state == AttemptState::kDone ? a.outcome.value_or("?") : AttemptStateName(a.state)];
+    }
+    return by;
+  }
+  std::unique_ptr<RunDb> db_;
+  PromptTemplate prompt_;
+  std::vector<Task> tasks_;
+};
+
+TEST_F(GenerateTest, EveryAnswerEndsInOneOutcome) {
+  ChatChoice refusal;
+  FakeModel model({Answer("Shared memory would help."), Answer("```python\nclass ModelNew:\n", "length"),
+                   Failure(ModelFailure::kHttpError, "h answered HTTP 500"), Answer("", "content_filter")});
+  Generator g(*db_, model, prompt_, {}, Options(2, 4));
+  auto summary = g.Run(tasks_, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.message();
+  EXPECT_EQ(summary.value().asked, 4);
+  EXPECT_EQ(summary.value().answered, 3);
+  EXPECT_FALSE(summary.value().stopped);
+  EXPECT_EQ(Outcomes(),
+            (std::map<std::string, int>{{"no_code", 1}, {"truncated", 1}, {"server_error", 1}, {"refused", 1}}));
+  for (const AttemptRow& a : db_->Attempts().value()) {
+    if (a.outcome == "server_error") {
+      EXPECT_FALSE(a.reward.has_value());
+    } else {
+      EXPECT_EQ(a.reward, -1.0);
+    }
+  }
+  // The prompt is the task's: its source is in the user message.
+  EXPECT_NE(model.last_request_.messages.back().content.find("class Model: pass"), std::string::npos);
+}
+
+TEST_F(GenerateTest, AnUnreachableServerStopsTheRunAndARerunGoesOn) {
+  FakeModel down({Failure(ModelFailure::kUnreachable, "cannot reach http://h/v1 for 60 s")});
+  auto stopped = Generator(*db_, down, prompt_, {}, Options(2, 1)).Run(tasks_, nullptr);
+  ASSERT_TRUE(stopped.ok()) << stopped.message();
+  EXPECT_TRUE(stopped.value().stopped);
+  EXPECT_NE(stopped.value().stop_reason.find("cannot reach http://h/v1"), std::string::npos);
+  EXPECT_EQ(down.calls(), 1u);
+  EXPECT_EQ(Outcomes(), (std::map<std::string, int>{{"server_error", 1}, {"pending", 3}}));
+  FakeModel up({Answer("no code here")});
+  auto resumed = Generator(*db_, up, prompt_, {}, Options(2, 2)).Run(tasks_, nullptr);
+  ASSERT_TRUE(resumed.ok()) << resumed.message();
+  EXPECT_EQ(resumed.value().reopened, 1);
+  EXPECT_EQ(resumed.value().asked, 4);
+  EXPECT_EQ(Outcomes(), (std::map<std::string, int>{{"no_code", 4}}));
+  // Nothing left to ask: a third run sends nothing.
+  FakeModel idle({Answer("x")});
+  ASSERT_TRUE(Generator(*db_, idle, prompt_, {}, Options(2, 2)).Run(tasks_, nullptr).ok());
+  EXPECT_EQ(idle.calls(), 0u);
+}
+
+TEST_F(GenerateTest, TheTokenBudgetStopsNewRequests) {
+  FakeModel model({Answer("no code", "stop", 100)});
+  GenerateOptions o = Options(3, 1);
+  o.max_total_tokens = 250;
+  auto summary = Generator(*db_, model, prompt_, {}, o).Run(tasks_, nullptr);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_TRUE(summary.value().stopped);
+  EXPECT_EQ(summary.value().asked, 3);
+  EXPECT_EQ(summary.value().completion_tokens, 300);
+  EXPECT_NE(summary.value().stop_reason.find("--max-total-tokens"), std::string::npos);
+}
+
+TEST(ProblemNumberTest, IsTheFileNamesNumericPrefix) {
+  EXPECT_EQ(ProblemNumber("19_ReLU"), 19);
+  EXPECT_EQ(ProblemNumber("100_HingeLoss"), 100);
+  EXPECT_EQ(ProblemNumber("7"), 7);
+  EXPECT_EQ(ProblemNumber("relu"), std::nullopt);
+  EXPECT_EQ(ProblemNumber("3d_conv"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace anvil

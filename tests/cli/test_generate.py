@@ -1,0 +1,134 @@
+"""`anvil generate` against a real HTTP server that speaks the OpenAI protocol with scripted answers
+(tests/support/openai_server.py), on the CPU backend: every answer recorded, every candidate judged, the run
+database read back through anvil_runs, and reruns that resume, extend or refuse."""
+
+import json
+import shutil
+
+import pytest
+
+from anvil_runs import open_run
+from conftest import EXAMPLES, NO_KEYS, ModelServer, cache_dir, run_anvil
+
+RELU = EXAMPLES / "candidates" / "relu"
+FAST = ("--no-perf", "--trials", "2", "--concurrency", "1", "--cache-dir")
+
+
+def fenced(path, lang="python"):
+    return f"Here is my kernel.\n\n```{lang}\n{path.read_text()}```\n"
+
+
+@pytest.fixture
+def tasks(tmp_path):
+    folder = tmp_path / "tasks" / "level1"
+    folder.mkdir(parents=True)
+    shutil.copy(EXAMPLES / "tasks" / "relu.py", folder / "19_ReLU.py")
+    return tmp_path / "tasks"
+
+
+@pytest.fixture
+def servers(tmp_path):
+    started = []
+
+    def start(*answers):
+        started.append(ModelServer(tmp_path, list(answers)))
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def generate(url, tasks, out, *args, env=None):
+    return run_anvil("generate", "--endpoint", url, "--model", "test-model", "--tasks", str(tasks), "--out", str(out),
+                     *FAST, cache_dir(), *args, env={**NO_KEYS, **(env or {})}, timeout=900)
+
+
+def outcomes(db):
+    with open_run(db) as run:
+        return sorted((a["sample"], a["outcome"] or a["state"]) for a in run.attempts())
+
+
+def test_every_answer_is_recorded_and_every_candidate_judged(tasks, servers, tmp_path):
+    s = servers({"content": fenced(RELU / "pass_kb.py")}, {"content": fenced(RELU / "wrong_answer_kb.py")},
+                {"content": "I would write a vectorized loop."}, {"refusal": "I cannot help with that."},
+                {"content": fenced(RELU / "pass_native.cpp", "cpp")})
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "5", "--temperature", "0.5", "--max-tokens", "2048")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert outcomes(out) == [(0, "pass"), (1, "wrong_answer"), (2, "no_code"), (3, "refused"), (4, "pass")]
+    with open_run(out) as run:
+        assert run.info["model"] == "test-model" and run.info["prompt_id"] == "kernelbench-one-shot"
+        assert run.info["sampling"] == {"temperature": 0.5, "max_tokens": 2048}
+        [task] = run.tasks()
+        assert (task["name"], task["level"], task["problem"]) == ("19_ReLU", 1, 19)
+        attempts = run.attempts()
+        assert attempts[0]["verdict"]["status"] == "pass" and attempts[0]["format"] == "kernelbench"
+        assert attempts[4]["format"] == "native"
+        assert attempts[2]["reward"] == -1 and attempts[3]["reward"] == -1
+        [req] = run.requests(attempts[0]["id"])
+        assert json.loads(req["response"])["choices"][0]["message"]["content"].startswith("Here is my kernel")
+        assert req["completion_tokens"] > 0 and req["failure"] == "none"
+        assert {"queue", "generate", "judge"} <= set(run.stage_times(attempts[0]["id"]))
+    # What the model was asked: the task's own source, under the one-shot prompt, with the run's sampling.
+    first = s.requests()[0]["body"]
+    assert first["temperature"] == 0.5 and first["max_tokens"] == 2048
+    assert "class Model(nn.Module)" in first["messages"][-1]["content"]
+    assert "outcome" in proc.stdout and "pass" in proc.stdout
+    # Run again: nothing is asked or judged again.
+    sent = len(s.requests())
+    proc = generate(s.url, tasks, out, "--samples", "5", "--temperature", "0.5", "--max-tokens", "2048")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(s.requests()) == sent
+    # More samples extend the run; other settings are refused, naming what differs.
+    proc = generate(s.url, tasks, out, "--samples", "6", "--temperature", "0.5", "--max-tokens", "2048")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(s.requests()) == sent + 1 and len(outcomes(out)) == 6
+    proc = generate(s.url, tasks, out, "--samples", "6", "--temperature", "0.9", "--max-tokens", "2048")
+    assert proc.returncode == 2 and "sampling" in proc.stderr, proc.stderr
+
+
+def test_a_server_that_goes_away_stops_the_run_and_a_rerun_finishes_it(tasks, servers, tmp_path):
+    out = tmp_path / "run.db"
+    proc = generate("http://127.0.0.1:9/v1", tasks, out, "--samples", "2", "--unreachable-after", "1")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "cannot reach http://127.0.0.1:9/v1" in proc.stderr and "run the same command again" in proc.stderr
+    assert outcomes(out) == [(0, "server_error"), (1, "pending")]
+    # The server is back (on another port: the endpoint is not part of the run's identity): the rerun finishes it.
+    s = servers({"content": fenced(RELU / "pass_kb.py")})
+    proc = generate(s.url, tasks, out, "--samples", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert outcomes(out) == [(0, "pass"), (1, "pass")]
+    assert "1 machine failure(s) of an earlier run redone" in proc.stdout
+
+
+def test_garbage_and_errors_from_the_server_are_server_errors_asked_again(tasks, servers, tmp_path):
+    s = servers({"raw": "<html>oops</html>"}, {"status": 400, "body": "{\"error\": {\"message\": \"bad\"}}"},
+                {"content": fenced(RELU / "pass_kb.py")})
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert outcomes(out) == [(0, "server_error"), (1, "server_error")]
+    with open_run(out) as run:
+        reqs = run.requests(run.attempts()[0]["id"])
+        assert reqs[0]["failure"] == "bad_answer" and "<html>oops" in reqs[0]["message"]
+    proc = generate(s.url, tasks, out, "--samples", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert outcomes(out) == [(0, "pass"), (1, "pass")]
+    with open_run(out) as run:
+        assert len(run.requests(run.attempts()[0]["id"])) == 2  # The failed request stays on record.
+
+
+def test_dry_run_and_usage_errors(tasks, tmp_path):
+    out = tmp_path / "run.db"
+    proc = run_anvil("generate", "--model", "m", "--tasks", str(tasks), "--out", str(out), "--dry-run", env=NO_KEYS)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 request(s) to send" in proc.stdout and "class ModelNew" in proc.stdout and "--- user ---" in proc.stdout
+    assert not out.exists()
+    for args, says in ((["--turns", "2"], "--turns"), (["--format", "triton"], "--format"),
+                       (["--problems", "x"], "--problems"), (["--levels", "3"], "no task"),
+                       (["--prompt", "nope"], "no prompt 'nope'"), (["--api-key", "sk-x"], "command line")):
+        proc = run_anvil("generate", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--tasks", str(tasks),
+                         "--out", str(out), *args, env=NO_KEYS)
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+
