@@ -25,6 +25,8 @@
 #include "pipeline/verdict_log.h"
 #include "report/kernelbench_layout.h"
 #include "report/metrics.h"
+#include "report/run_records.h"
+#include "runs/run_db.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -43,6 +45,7 @@ struct KernelbenchArgs : EvalFlags {
   double faster_than = 1.1;
   bool json = false;
   bool retry_infra = false;
+  std::string turn = "each";  // A run database's turns to show: first, last, K or each.
 };
 
 // Verdicts already in the output file, by candidate file name (which holds
@@ -183,7 +186,8 @@ void AddRow(TextTable& table, const std::string& label, const LevelMetrics& m) {
   table.Add(row);
 }
 
-void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const KernelBenchRun& kb) {
+// The table, one row per level and one for the whole run, and the statuses line.
+void PrintMetrics(const RunMetrics& metrics, const std::string& title) {
   std::vector<std::string> header = {
       "level",         "problems",       "N", "Pass@1", "Pass@N", "Avg@N", "Faster eager", "Faster compile",
       "geomean eager", "geomean compile"};
@@ -191,12 +195,16 @@ void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const Ker
   TextTable table(header);
   for (const auto& l : metrics.levels) AddRow(table, std::to_string(l.level), l);
   AddRow(table, "all", metrics.overall);
-  std::printf("\nKernelBench run %s\n\n%s", run_dir.c_str(), table.Render().c_str());
+  std::printf("\n%s\n\n%s", title.c_str(), table.Render().c_str());
   std::string statuses;
   for (const auto& [status, count] : metrics.overall.by_status) {
     statuses += (statuses.empty() ? "" : ", ") + status + " " + std::to_string(count);
   }
   std::printf("\nstatuses: %s\n", statuses.c_str());
+}
+
+void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const KernelBenchRun& kb) {
+  PrintMetrics(metrics, "KernelBench run " + run_dir);
   std::printf(
       "Faster: passed and speedup > %sx, share of all samples. geomean: over passing samples with a known "
       "speedup. fast_p: sample 0 of each problem, correct and speedup vs eager > p (KernelBench).\n",
@@ -230,7 +238,7 @@ json LevelJson(const LevelMetrics& m) {
   json fast = json::object();
   for (const auto& f : m.fast_p) fast[PLabel(f.p)] = f.fraction;
   auto geomean = [](const SpeedupMean& s) { return s.samples > 0 ? json(s.geomean) : json(nullptr); };
-  json j = {{"level", m.level > 0 ? json(m.level) : json("all")},
+  json j = {{"level", m.whole_run ? json("all") : json(m.level)},
             {"problems", m.problems},
             {"samples", m.samples},
             {"passed", m.passed},
@@ -249,7 +257,95 @@ json LevelJson(const LevelMetrics& m) {
   return j;
 }
 
+// The turns --turn names among a run's 1..turns: first, last, K or each.
+Result<std::vector<int>> TurnsToShow(const std::string& turn, int turns) {
+  if (turn == "each") {
+    std::vector<int> all;
+    for (int k = 1; k <= turns; ++k) all.push_back(k);
+    return all;
+  }
+  if (turn == "first") return std::vector<int>{1};
+  if (turn == "last") return std::vector<int>{turns};
+  try {
+    std::size_t used = 0;
+    const int k = std::stoi(turn, &used);
+    if (used == turn.size() && k >= 1 && k <= turns) return std::vector<int>{k};
+  } catch (const std::exception&) {
+  }
+  return Status::Error("--turn " + turn + ": expected first, last, each or a turn from 1 to " + std::to_string(turns));
+}
+
+// `--run RUN.db`: the metrics of a run database, per turn, from what it holds.
+// It only reads: unjudged attempts are pending, and no --kernelbench root is needed.
+int RunDatabase(const KernelbenchArgs& a) {
+  auto db = RunDb::Open(a.run_dir, /*create=*/false, /*read_only=*/true);
+  if (!db.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", db.message().c_str());
+    return kExitUsage;
+  }
+  auto info = db.value()->Info();
+  auto by_turn = RecordsByTurn(*db.value());
+  if (!info.ok() || !by_turn.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s: %s\n", a.run_dir.c_str(),
+                 (info.ok() ? by_turn.message() : info.message()).c_str());
+    return kExitUsage;
+  }
+  auto shown = TurnsToShow(a.turn, static_cast<int>(by_turn.value().size()));
+  if (!shown.ok()) {
+    std::fprintf(stderr, "anvil kernelbench: %s\n", shown.message().c_str());
+    return kExitUsage;
+  }
+  MetricsOptions mo;
+  mo.faster_than = a.faster_than;
+  json turns = json::array();
+  for (int k : shown.value()) {
+    const TurnRecords& t = by_turn.value()[k - 1];
+    const RunMetrics metrics = ComputeMetrics(t.records, mo);
+    if (a.json) {
+      json levels = json::array();
+      for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
+      turns.push_back({{"turn", k},
+                       {"pending", t.pending},
+                       {"server_errors", t.server_errors},
+                       {"levels", levels},
+                       {"overall", LevelJson(metrics.overall)}});
+      continue;
+    }
+    PrintMetrics(metrics, "Run " + a.run_dir + " (" + info.value().model + ", " + info.value().prompt_id + ", " +
+                              info.value().backend + "), turn " + std::to_string(k) + " of " +
+                              std::to_string(by_turn.value().size()));
+    if (t.pending > 0) {
+      std::printf("note: %d sample(s) have no finished attempt by this turn (pending): they count as failures.\n",
+                  t.pending);
+    }
+    if (t.server_errors > 0) {
+      std::printf(
+          "note: %d sample(s) ended in server_error (the machine's failure, not the model's): they count as "
+          "failures; run anvil generate again to ask again.\n",
+          t.server_errors);
+    }
+  }
+  if (a.json) {
+    json report = {{"run", a.run_dir},
+                   {"model", info.value().model},
+                   {"prompt", info.value().prompt_id},
+                   {"backend", info.value().backend},
+                   {"samples", info.value().samples},
+                   {"faster_than", a.faster_than},
+                   {"turns", turns}};
+    std::printf("%s\n", report.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+  } else {
+    std::printf(
+        "\nAt turn K a sample counts as its best attempt in turns 1..K. Faster: passed and speedup > %sx, share "
+        "of all samples. fast_p: sample 0 of each problem (KernelBench).\n",
+        Fixed(a.faster_than, 2).c_str());
+  }
+  return kExitOk;
+}
+
 int Run(const KernelbenchArgs& a) {
+  std::error_code ec;
+  if (fs::is_regular_file(a.run_dir, ec)) return RunDatabase(a);
   auto backend = Backend::FromName(a.backend);
   if (!backend.ok()) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", backend.message().c_str());
@@ -408,7 +504,12 @@ void RegisterKernelbench(CLI::App& app, int& exit_code) {
       "kernelbench",
       "Evaluate a KernelBench run folder (level_{L}_problem_{P}_sample_{S}_kernel.*) and report, per level,\n"
       "Pass@1, Pass@N, Avg@N, Faster Rate, geometric-mean speedups and fast_p. Resumable.");
-  cmd->add_option("--run", args->run_dir, "Run folder holding the generated candidates")->required();
+  cmd->add_option("--run", args->run_dir,
+                  "Run folder holding the generated candidates, or a run database of anvil generate (RUN.db: "
+                  "read only, no --kernelbench needed)")
+      ->required();
+  cmd->add_option("--turn", args->turn, "For a run database: the turns to show: first, last, K or each")
+      ->capture_default_str();
   cmd->add_option("--kernelbench", args->kernelbench,
                   "KernelBench problems: a folder with level1/, level2/, ... (default $ANVIL_KERNELBENCH, else "
                   "<anvil source>/../shared/kernelbench)");

@@ -10,7 +10,10 @@ namespace {
 
 constexpr double kPercent = 100.0;
 
-using ProblemKey = std::pair<int, int>;  // (level, problem)
+// A problem's identity: the task's when the record names it, else (level, problem).
+std::string ProblemKey(const SampleRecord& r) {
+  return r.task.empty() ? "level " + std::to_string(r.level) + " problem " + std::to_string(r.problem) : r.task;
+}
 
 struct SpeedupAccumulator {
   int samples = 0;
@@ -24,12 +27,14 @@ struct SpeedupAccumulator {
 
 double Percent(double count, double total) { return total > 0 ? kPercent * count / total : 0.0; }
 
-// `records` sorted by (level, problem, sample), without duplicates.
-LevelMetrics Summarize(int level, const std::vector<SampleRecord>& records, const MetricsOptions& options) {
+// `records` without duplicates.
+LevelMetrics Summarize(int level, bool whole_run, const std::vector<SampleRecord>& records,
+                       const MetricsOptions& options) {
   LevelMetrics m;
   m.level = level;
-  std::map<ProblemKey, std::vector<const SampleRecord*>> problems;
-  for (const auto& r : records) problems[{r.level, r.problem}].push_back(&r);
+  m.whole_run = whole_run;
+  std::map<std::string, std::vector<const SampleRecord*>> problems;
+  for (const auto& r : records) problems[ProblemKey(r)].push_back(&r);
   m.problems = static_cast<int>(problems.size());
   m.samples = static_cast<int>(records.size());
   for (const auto& [key, samples] : problems) {
@@ -103,8 +108,8 @@ double PassAtK(int n, int c, int k) {
 }
 
 RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const MetricsOptions& options) {
-  std::map<std::tuple<int, int, int>, SampleRecord> unique;
-  for (const auto& r : records) unique[{r.level, r.problem, r.sample}] = r;
+  std::map<std::pair<std::string, int>, SampleRecord> unique;  // By (problem, sample).
+  for (const auto& r : records) unique[{ProblemKey(r), r.sample}] = r;
   std::vector<SampleRecord> all;
   std::map<int, std::vector<SampleRecord>> by_level;
   for (const auto& [key, r] : unique) {
@@ -113,8 +118,10 @@ RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const Metric
   }
   RunMetrics run;
   run.options = options;
-  for (const auto& [level, level_records] : by_level) run.levels.push_back(Summarize(level, level_records, options));
-  run.overall = Summarize(0, all, options);
+  for (const auto& [level, level_records] : by_level) {
+    run.levels.push_back(Summarize(level, false, level_records, options));
+  }
+  run.overall = Summarize(0, true, all, options);
   return run;
 }
 

@@ -13,6 +13,9 @@ namespace anvil {
 
 // One verdict, reduced to what the metrics need.
 struct SampleRecord {
+  // The problem's identity: a run database's task (level, name, sha256);
+  // "" for a KernelBench folder, whose problems are (level, problem).
+  std::string task;
   int level = 0;
   int problem = 0;
   int sample = 0;
@@ -40,7 +43,8 @@ struct FastP {
 
 // Metrics of one level (or of the whole run). Percentages are in [0, 100].
 struct LevelMetrics {
-  int level = 0;                // 0 for the whole run.
+  int level = 0;                // Tasks without a level are level 0.
+  bool whole_run = false;       // The whole run's row (every level), not one level's.
   int problems = 0;             // With at least one sample.
   int samples = 0;              // All samples.
   int passed = 0;               // Samples whose status is "pass".
@@ -62,7 +66,7 @@ struct LevelMetrics {
 struct RunMetrics {
   MetricsOptions options;
   std::vector<LevelMetrics> levels;  // By level, ascending.
-  LevelMetrics overall;              // Every record; problems are (level, problem) pairs.
+  LevelMetrics overall;              // Every record (whole_run).
 };
 
 // Unbiased pass@k of one problem with n samples, c of them correct:
@@ -70,8 +74,8 @@ struct RunMetrics {
 // n - c < k. Needs 0 <= c <= n and 1 <= k <= n (aborts otherwise).
 double PassAtK(int n, int c, int k);
 
-// Every metric per level and overall. A (level, problem, sample) given twice
-// counts once: the later record wins. No records give empty metrics.
+// Every metric per level and overall. A (problem, sample) given twice counts
+// once: the later record wins. No records give empty metrics.
 RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const MetricsOptions& options);
 
 }  // namespace anvil

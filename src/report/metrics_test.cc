@@ -131,5 +131,24 @@ TEST(MetricsTest, LaterDuplicateWinsAndEmptyInputIsEmpty) {
   EXPECT_DOUBLE_EQ(empty.overall.pass_at_1, 0.0);
 }
 
+TEST(MetricsTest, ProblemsAreTasksWhenRecordsNameThem) {
+  // Two unnumbered tasks without a level: two problems of level 0, not one; the whole run is its own row.
+  SampleRecord a = Rec(0, 0, 0, "pass");
+  a.task = "level 0 relu aaaa";
+  SampleRecord b = Rec(0, 0, 0, "compile_error");
+  b.task = "level 0 softmax bbbb";
+  SampleRecord b1 = Rec(0, 0, 1, "pass");
+  b1.task = b.task;
+  const RunMetrics m = ComputeMetrics({a, b, b1}, {});
+  ASSERT_EQ(m.levels.size(), 1u);
+  EXPECT_EQ(m.levels[0].level, 0);
+  EXPECT_FALSE(m.levels[0].whole_run);
+  EXPECT_EQ(m.levels[0].problems, 2);
+  EXPECT_EQ(m.levels[0].samples, 3);
+  EXPECT_DOUBLE_EQ(m.levels[0].pass_at_1, 75.0);  // (1 + 1/2) / 2 problems.
+  EXPECT_TRUE(m.overall.whole_run);
+  EXPECT_EQ(m.overall.problems, 2);
+}
+
 }  // namespace
 }  // namespace anvil

@@ -132,3 +132,34 @@ def test_dry_run_and_usage_errors(tasks, tmp_path):
                          "--out", str(out), *args, env=NO_KEYS)
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
 
+
+def test_the_run_database_gives_the_papers_table_per_turn(servers, tmp_path):
+    # Two tasks without a number or a level: two problems of level 0 (keyed by task), not one.
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "tasks" / "relu.py", folder / "relu.py")
+    shutil.copy(EXAMPLES / "tasks" / "relu.py", folder / "relu_again.py")
+    (folder / "relu_again.py").write_text((folder / "relu.py").read_text() + "\n# the same op, another task\n")
+    s = servers({"content": fenced(RELU / "pass_kb.py")}, {"content": "no code"}, {"content": "no code"},
+                {"content": "no code"})
+    out = tmp_path / "run.db"
+    proc = generate(s.url, folder, out, "--samples", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_anvil("kernelbench", "--run", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["model"] == "test-model" and len(report["turns"]) == 1
+    turn = report["turns"][0]
+    assert [lv["level"] for lv in turn["levels"]] == [0]
+    overall = turn["overall"]
+    assert overall["level"] == "all" and overall["problems"] == 2 and overall["samples"] == 4
+    assert overall["statuses"] == {"pass": 1, "no_code": 3}
+    assert overall["pass_at_k_pct"]["1"] == 25.0 and overall["pass_at_k_pct"]["2"] == 50.0
+    text = run_anvil("kernelbench", "--run", str(out))
+    assert text.returncode == 0 and "turn 1 of 1" in text.stdout and "Pass@1" in text.stdout
+    bad = run_anvil("kernelbench", "--run", str(out), "--turn", "2")
+    assert bad.returncode == 2 and "--turn 2" in bad.stderr
+    notdb = tmp_path / "notes.txt"
+    notdb.write_text("hello")
+    bad = run_anvil("kernelbench", "--run", str(notdb))
+    assert bad.returncode == 2 and "not a run database" in bad.stderr

@@ -1,0 +1,95 @@
+#include "report/run_records.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace anvil {
+namespace {
+
+using nlohmann::json;
+
+double NumberOr(const json& j, const char* key, double fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// Whether `a` ranks above `b` (both finished; b from an earlier or the same turn).
+bool Better(const AttemptRow& a, const AttemptRow& b) {
+  if (!a.reward) return false;
+  if (!b.reward) return true;
+  return *a.reward > *b.reward;
+}
+
+SampleRecord Record(const TaskRow& task, const AttemptRow* best, int64_t sample) {
+  SampleRecord r;
+  r.task = "level " + std::to_string(task.level) + " " + task.name + " " + task.sha256;
+  r.level = static_cast<int>(task.level);
+  r.problem = static_cast<int>(task.problem.value_or(0));
+  r.sample = static_cast<int>(sample);
+  if (best == nullptr) {
+    r.status = "pending";
+    return r;
+  }
+  r.status = best->outcome.value_or("pending");
+  if (best->verdict_json) {
+    const json v = json::parse(*best->verdict_json, nullptr, false);
+    if (v.is_object()) {
+      r.correctness_rate = NumberOr(v, "correctness_rate", 0.0);
+      const auto gates = v.find("gates");
+      if (gates != v.end() && gates->is_object()) {
+        const auto perf = gates->find("perf");
+        if (perf != gates->end() && perf->is_object()) {
+          r.speedup_eager = NumberOr(*perf, "speedup_eager", 0.0);
+          r.speedup_compile = NumberOr(*perf, "speedup_compile", 0.0);
+        }
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<std::vector<TurnRecords>> RecordsByTurn(RunDb& db) {
+  auto info = db.Info();
+  if (!info.ok()) return info.status();
+  auto tasks = db.Tasks();
+  if (!tasks.ok()) return tasks.status();
+  auto attempts = db.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  std::map<int64_t, TaskRow> task_by_id;
+  for (TaskRow& t : tasks.value()) task_by_id[t.id] = std::move(t);
+  struct Sample {
+    int64_t task_id = 0, index = 0;
+    std::vector<const AttemptRow*> attempts;  // By turn.
+  };
+  std::map<int64_t, Sample> samples;  // By sample id, in the database's order.
+  for (const AttemptRow& a : attempts.value()) {
+    Sample& s = samples[a.sample_id];
+    s.task_id = a.task_id;
+    s.index = a.sample;
+    s.attempts.push_back(&a);
+  }
+  int turns = static_cast<int>(info.value().turns);
+  for (const AttemptRow& a : attempts.value()) turns = std::max(turns, static_cast<int>(a.turn));
+  std::vector<TurnRecords> out;
+  for (int k = 1; k <= turns; ++k) {
+    TurnRecords t;
+    t.turn = k;
+    for (const auto& [id, s] : samples) {
+      const AttemptRow* best = nullptr;
+      for (const AttemptRow* a : s.attempts) {
+        if (a->turn > k || a->state != AttemptState::kDone) continue;
+        if (best == nullptr || Better(*a, *best)) best = a;
+      }
+      if (best == nullptr) ++t.pending;
+      if (best != nullptr && best->outcome == "server_error") ++t.server_errors;
+      t.records.push_back(Record(task_by_id.at(s.task_id), best, s.index));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace anvil
