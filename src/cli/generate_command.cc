@@ -201,12 +201,14 @@ int Run(const GenerateArgs& a) {
   request.sampling.seed = a.seed;
   request.sampling.stop = a.stop;
   if (a.dry_run) {
-    auto messages = FirstTurnMessages(prompt.value(), tasks.value().front().source, a.backend, a.format);
-    if (!messages.ok()) return Usage(messages.message());
+    const fs::path cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
+    auto first = FirstTurnPrompts(prompt.value(), {tasks.value().front()}, a.backend, a.format, cache_dir);
+    if (!first.ok()) return Usage(first.message());
+    const std::vector<ChatMessage>& messages = first.value().begin()->second;
     std::printf("%zu task(s) x %d sample(s): %zu request(s) to send, prompt %s v%d; the first:\n\n",
                 tasks.value().size(), a.samples, tasks.value().size() * a.samples, prompt.value().id.c_str(),
                 prompt.value().version);
-    for (const ChatMessage& m : messages.value()) std::printf("--- %s ---\n%s\n\n", m.role.c_str(), m.content.c_str());
+    for (const ChatMessage& m : messages) std::printf("--- %s ---\n%s\n\n", m.role.c_str(), m.content.c_str());
     return kExitOk;
   }
   if (a.out.empty()) return Usage("--out RUN.db is required (the run database; an existing one is resumed)");
@@ -252,6 +254,7 @@ int Run(const GenerateArgs& a) {
   fs::path candidates = a.out;
   candidates.replace_extension(".candidates");
   options.candidates_dir = fs::absolute(candidates);
+  options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
   options.batch = ToBatchOptions(a, backend.value());
   Generator generator(*db.value(), client, prompt.value(), evaluators.value().all, options);
   ProgressLine progress(a.quiet);

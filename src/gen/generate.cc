@@ -8,6 +8,8 @@
 
 #include "core/files.h"
 #include "gen/extract_code.h"
+#include "gen/spec_text.h"
+#include "tasks/meta_spec.h"
 #include "verify/verdict.h"
 
 namespace anvil {
@@ -106,6 +108,32 @@ std::string TaskSetDifference(const std::vector<TaskRow>& recorded, const std::v
   return diff;
 }
 
+Result<std::map<std::string, std::vector<ChatMessage>>> FirstTurnPrompts(const PromptTemplate& prompt,
+                                                                         const std::vector<Task>& tasks,
+                                                                         const std::string& backend,
+                                                                         const std::string& format,
+                                                                         const fs::path& cache_dir) {
+  std::map<std::string, MetaSpec> specs;
+  if (prompt.needs_spec) {
+    auto derived = MetaSpecs(tasks, cache_dir);
+    if (!derived.ok()) return derived.status();
+    specs = std::move(derived).value();
+  }
+  std::map<std::string, std::vector<ChatMessage>> prompts;
+  for (const Task& t : tasks) {
+    std::map<std::string, std::string> extra;
+    if (prompt.needs_spec) {
+      const MetaSpec& spec = specs[t.sha256];
+      extra["tensor_metadata"] = TensorMetadataText(spec.json, spec.error);
+      extra["op_trace"] = OpTraceText(spec.json);
+    }
+    auto messages = FirstTurnMessages(prompt, t.source, backend, format, extra);
+    if (!messages.ok()) return Status::Error(t.name + ": " + messages.message());
+    prompts[t.sha256] = std::move(messages).value();
+  }
+  return prompts;
+}
+
 Generator::Generator(RunDb& db, ModelClient& client, const PromptTemplate& prompt, std::vector<Evaluator*> evaluators,
                      GenerateOptions options)
     : db_(db), client_(client), prompt_(prompt), evaluators_(std::move(evaluators)), options_(std::move(options)) {}
@@ -149,10 +177,9 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   progress_ = {};
   progress_.to_generate = static_cast<int64_t>(pending.size());
   // Every prompt first: a prompt without the asked variant stops the run before anything is sent.
-  for (const auto& [id, task] : tasks_) {
-    auto messages = FirstTurnMessages(prompt_, task.source, options_.backend, options_.format);
-    if (!messages.ok()) return messages.status();
-  }
+  auto prompts = FirstTurnPrompts(prompt_, tasks, options_.backend, options_.format, options_.cache_dir);
+  if (!prompts.ok()) return prompts.status();
+  prompts_ = std::move(prompts).value();
   Ask(pending, summary, on_progress);
   attempts = db_.Attempts();
   if (!attempts.ok()) return attempts.status();
@@ -170,10 +197,8 @@ void Generator::Ask(const std::vector<AttemptRow>& pending, GenerateSummary& sum
                     const std::function<void(const GenerateProgress&)>& on_progress) {
   const auto start = Clock::now();
   std::map<int64_t, std::pair<std::vector<ChatMessage>, std::string>> prompts;  // Messages and their JSON, by task.
-  for (const auto& [id, task] : tasks_) {
-    auto messages = FirstTurnMessages(prompt_, task.source, options_.backend, options_.format).value();
-    prompts[id] = {messages, MessagesJson(messages)};
-  }
+  for (const auto& [id, task] : tasks_)
+    prompts[id] = {prompts_.at(task.sha256), MessagesJson(prompts_.at(task.sha256))};
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::atomic<int64_t> tokens{0};

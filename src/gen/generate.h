@@ -35,6 +35,7 @@ struct GenerateOptions {
   // answers so far used it up (the run stops, resumable).
   std::optional<int64_t> max_total_tokens;
   std::filesystem::path candidates_dir;  // Where each candidate's file is written for judging.
+  std::filesystem::path cache_dir;       // Where task specs are cached (a prompt that shows them).
   BatchOptions batch;
 };
 
@@ -61,6 +62,16 @@ std::optional<int64_t> ProblemNumber(const std::string& task_name);
 // run holds none yet, or the same ones): a rerun must pose the same set.
 std::string TaskSetDifference(const std::vector<TaskRow>& recorded, const std::vector<Task>& tasks);
 
+// Each task's first-turn messages, by Task::sha256, with the fields of its
+// spec when the prompt shows them (derived without tensors, cached in
+// `cache_dir`). Error: a prompt without the variant, a spec worker that
+// cannot run.
+Result<std::map<std::string, std::vector<ChatMessage>>> FirstTurnPrompts(const PromptTemplate& prompt,
+                                                                         const std::vector<Task>& tasks,
+                                                                         const std::string& backend,
+                                                                         const std::string& format,
+                                                                         const std::filesystem::path& cache_dir);
+
 class Generator {
  public:
   Generator(RunDb& db, ModelClient& client, const PromptTemplate& prompt, std::vector<Evaluator*> evaluators,
@@ -86,7 +97,8 @@ class Generator {
   const PromptTemplate& prompt_;
   std::vector<Evaluator*> evaluators_;
   GenerateOptions options_;
-  std::map<int64_t, Task> tasks_;  // By task id.
+  std::map<int64_t, Task> tasks_;                            // By task id.
+  std::map<std::string, std::vector<ChatMessage>> prompts_;  // By task sha256.
   GenerateProgress progress_;
 };
 

@@ -80,6 +80,9 @@ Result<PromptTemplate> LoadPrompt(const std::string& id, const fs::path& prompts
     variant.language = v.value("language", "");
     p.variants[key] = std::move(variant);
   }
+  if (const auto needs = manifest.find("needs"); needs != manifest.end() && needs->is_array()) {
+    for (const json& n : *needs) p.needs_spec = p.needs_spec || n == "spec";
+  }
   if (manifest.contains("devices") && manifest["devices"].is_object()) {
     for (const auto& [backend, name] : manifest["devices"].items()) {
       if (name.is_string()) p.devices[backend] = name.get<std::string>();
@@ -108,7 +111,8 @@ Result<std::string> FillTemplate(const std::string& text, const std::map<std::st
 }
 
 Result<std::vector<ChatMessage>> FirstTurnMessages(const PromptTemplate& prompt, const std::string& reference,
-                                                   const std::string& backend, const std::string& format) {
+                                                   const std::string& backend, const std::string& format,
+                                                   const std::map<std::string, std::string>& extra) {
   const auto variant = prompt.variants.find(backend + "/" + format);
   if (variant == prompt.variants.end()) {
     std::string have;
@@ -131,6 +135,7 @@ Result<std::vector<ChatMessage>> FirstTurnMessages(const PromptTemplate& prompt,
   std::string ref = reference;
   while (!ref.empty() && (ref.back() == '\n' || ref.back() == ' ')) ref.pop_back();
   fields["reference"] = ref;
+  for (const auto& [name, value] : extra) fields[name] = value;
   auto user = FillTemplate(prompt.user, fields);
   if (!user.ok()) return user.status();
   std::vector<ChatMessage> messages;

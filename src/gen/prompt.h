@@ -31,6 +31,9 @@ struct PromptTemplate {
   std::string example_reference;                  // The worked example's reference (file text).
   std::map<std::string, PromptVariant> variants;  // By "backend/format": "cpu/kernelbench", "cuda/native", ...
   std::map<std::string, std::string> devices;     // By backend: how the prompt names its device.
+  // The prompt shows the task's spec (fields tensor_metadata and op_trace,
+  // tasks/meta_spec.h): manifest "needs": ["spec"].
+  bool needs_spec = false;
 };
 
 // prompts/ under anvil's source tree (core/environment.h SourceDir).
@@ -45,9 +48,10 @@ Result<PromptTemplate> LoadPrompt(const std::string& id, const std::filesystem::
 Result<std::string> FillTemplate(const std::string& text, const std::map<std::string, std::string>& fields);
 
 // The first turn's messages for a task whose reference source is
-// `reference`: the system message and the user message. Error when the
-// prompt has no variant for (backend, format).
+// `reference`: the system message and the user message; `extra` adds fields
+// (the spec's). Error when the prompt has no variant for (backend, format).
 Result<std::vector<ChatMessage>> FirstTurnMessages(const PromptTemplate& prompt, const std::string& reference,
-                                                   const std::string& backend, const std::string& format);
+                                                   const std::string& backend, const std::string& format,
+                                                   const std::map<std::string, std::string>& extra = {});
 
 }  // namespace anvil

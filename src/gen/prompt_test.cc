@@ -37,6 +37,24 @@ TEST(PromptTest, TheBundledOneShotPromptHasEveryVariant) {
   EXPECT_FALSE(FirstTurnMessages(p.value(), reference, "musa", "native").ok());
 }
 
+TEST(PromptTest, TheMusacoderPromptShowsTheSpec) {
+  auto p = LoadPrompt("musacoder");
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_TRUE(p.value().needs_spec);
+  EXPECT_FALSE(LoadPrompt(kDefaultPromptId).value().needs_spec);
+  // Without the spec's fields it cannot be filled: a prompt never goes out with a hole in it.
+  EXPECT_FALSE(FirstTurnMessages(p.value(), "class Model: pass", "cuda", "kernelbench").ok());
+  auto m = FirstTurnMessages(p.value(), "class Model: pass", "cuda", "kernelbench",
+                             {{"tensor_metadata", "in0: float32 [4096, 4096]"}, {"op_trace", "aten.mm.default"}});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::string& user = m.value().back().content;
+  EXPECT_NE(user.find("in0: float32 [4096, 4096]"), std::string::npos);
+  EXPECT_NE(user.find("aten.mm.default"), std::string::npos);
+  EXPECT_NE(user.find("NVIDIA GPU (CUDA)"), std::string::npos);
+  EXPECT_NE(user.find("6. Correctness"), std::string::npos);
+  EXPECT_NE(user.find("class ModelNew"), std::string::npos);
+}
+
 class PromptFilesTest : public TempDirTest {};
 
 TEST_F(PromptFilesTest, ABrokenPromptFolderIsNamed) {

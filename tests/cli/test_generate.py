@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from anvil_runs import open_run
-from conftest import EXAMPLES, NO_KEYS, ModelServer, cache_dir, run_anvil
+from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, run_anvil
 
 RELU = EXAMPLES / "candidates" / "relu"
 FAST = ("--no-perf", "--trials", "2", "--concurrency", "1", "--cache-dir")
@@ -163,3 +163,18 @@ def test_the_run_database_gives_the_papers_table_per_turn(servers, tmp_path):
     notdb.write_text("hello")
     bad = run_anvil("kernelbench", "--run", str(notdb))
     assert bad.returncode == 2 and "not a run database" in bad.stderr
+
+
+def test_the_musacoder_prompt_shows_the_spec_at_real_sizes_without_making_it(tmp_path):
+    kernelbench = ROOT.parent / "shared" / "kernelbench"
+    if not kernelbench.exists():
+        pytest.skip("no ../shared/kernelbench")
+    proc = run_anvil("generate", "--model", "m", "--tasks", str(kernelbench), "--levels", "1", "--problems", "1",
+                     "--prompt", "musacoder", "--backend", "cuda", "--dry-run", "--cache-dir", str(tmp_path),
+                     env=NO_KEYS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout
+    assert "prompt musacoder v1" in text
+    assert "in0: float32 [" in text and "strides [" in text  # The tensor metadata, from the meta device.
+    assert "aten.mm.default" in text  # The op trace.
+    assert "NVIDIA GPU (CUDA)" in text and "1. Semantics" in text
