@@ -45,6 +45,9 @@ struct GenerateArgs : EvalFlags, ModelFlags {
   bool max_completion_tokens = false;
   std::optional<int64_t> seed;
   std::vector<std::string> stop;
+  bool logprobs = false;
+  std::optional<int> top_logprobs;
+  bool return_token_ids = false;
   int concurrency = 16;
   std::optional<int64_t> max_total_tokens;
   bool dry_run = false;
@@ -118,6 +121,9 @@ std::string SamplingJson(const SamplingParams& s) {
   if (s.max_tokens) j[s.max_completion_tokens ? "max_completion_tokens" : "max_tokens"] = *s.max_tokens;
   if (s.seed) j["seed"] = *s.seed;
   if (!s.stop.empty()) j["stop"] = s.stop;
+  if (s.logprobs) j["logprobs"] = true;
+  if (s.top_logprobs) j["top_logprobs"] = *s.top_logprobs;
+  if (s.return_token_ids) j["return_token_ids"] = true;
   return j.dump();
 }
 
@@ -200,6 +206,9 @@ int Run(const GenerateArgs& a) {
   request.sampling.max_completion_tokens = a.max_completion_tokens;
   request.sampling.seed = a.seed;
   request.sampling.stop = a.stop;
+  request.sampling.logprobs = a.logprobs || a.top_logprobs.has_value();
+  request.sampling.top_logprobs = a.top_logprobs;
+  request.sampling.return_token_ids = a.return_token_ids;
   if (a.dry_run) {
     const fs::path cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
     auto first = FirstTurnPrompts(prompt.value(), {tasks.value().front()}, a.backend, a.format, cache_dir);
@@ -299,6 +308,9 @@ void RegisterGenerate(CLI::App& app, int& exit_code) {
                 "Send the limit as max_completion_tokens (OpenAI's newer models) instead of max_tokens");
   cmd->add_option("--seed", args->seed, "Sampling seed");
   cmd->add_option("--stop", args->stop, "Stop sequence (repeatable)");
+  cmd->add_flag("--logprobs", args->logprobs, "Ask for and record each sampled token's log-prob (for the RL parts)");
+  cmd->add_option("--top-logprobs", args->top_logprobs, "Alternatives per token with --logprobs");
+  cmd->add_flag("--return-token-ids", args->return_token_ids, "Ask for and record the token ids (vLLM)");
   cmd->add_option("--concurrency", args->concurrency, "Requests in flight")->capture_default_str();
   cmd->add_option("--max-total-tokens", args->max_total_tokens,
                   "A budget of completion tokens for the run; no request is sent once it is used up");

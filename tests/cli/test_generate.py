@@ -178,3 +178,18 @@ def test_the_musacoder_prompt_shows_the_spec_at_real_sizes_without_making_it(tmp
     assert "in0: float32 [" in text and "strides [" in text  # The tensor metadata, from the meta device.
     assert "aten.mm.default" in text  # The op trace.
     assert "NVIDIA GPU (CUDA)" in text and "1. Semantics" in text
+
+
+def test_log_probs_and_token_ids_are_recorded_when_asked(tasks, servers, tmp_path):
+    s = servers({"content": "no code in these five words"})
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--logprobs", "--top-logprobs", "2", "--return-token-ids")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    body = s.requests()[0]["body"]
+    assert body["logprobs"] is True and body["top_logprobs"] == 2 and body["return_token_ids"] is True
+    with open_run(out) as run:
+        assert run.info["sampling"] == {"logprobs": True, "top_logprobs": 2, "return_token_ids": True}
+        [req] = run.requests(run.attempts()[0]["id"])
+        assert [t["token"] for t in req["logprobs"]] == ["no", "code", "in", "these", "five", "words"]
+        assert all(t["logprob"] == -0.5 for t in req["logprobs"])
+        assert req["token_ids"] == [1, 2, 3, 4, 5, 6]

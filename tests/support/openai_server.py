@@ -7,7 +7,8 @@ It prints `listening http://127.0.0.1:PORT/v1` once it accepts connections, and 
 The script is {"rules": [{"match": TEXT, "answers": [STEP, ...]}, ...]}. A request goes to the first rule whose
 `match` (absent: any) is in its last message's content; each request takes the rule's next step, and the last one
 repeats once the others are used. A step is one answer:
-  {"content": "...", "finish_reason": "stop", "reasoning": "..."}   a chat completion (usage counted in words)
+  {"content": "...", "finish_reason": "stop", "reasoning": "..."}   a chat completion (usage counted in words; with
+                                                                     logprobs/return_token_ids asked, one token a word)
   {"refusal": "..."}                                                 a refusal (content null)
   {"status": 429, "headers": {"Retry-After": "1"}, "body": "..."}   any status; body default: an OpenAI error object
   {"raw": "<html>...</html>"}                                        a 200 whose body is this text
@@ -48,6 +49,13 @@ def completion(step, request):
         message = {"role": "assistant", "content": None, "refusal": step["refusal"]}
     if "reasoning" in step:
         message["reasoning_content"] = step["reasoning"]
+    choice = {"index": 0, "message": message, "finish_reason": step.get("finish_reason", "stop")}
+    words = (content or "").split()
+    if request.get("logprobs"):  # One "token" per word, log-prob -0.5 each (a test's numbers, not a model's).
+        choice["logprobs"] = {"content": [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []}
+                                          for w in words]}
+    if request.get("return_token_ids"):
+        choice["token_ids"] = list(range(1, len(words) + 1))
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
     completion_words = len((content or step.get("refusal", "")).split())
     return {
@@ -55,7 +63,7 @@ def completion(step, request):
         "object": "chat.completion",
         "created": int(time.time()),
         "model": step.get("model", request.get("model", "test-model")),
-        "choices": [{"index": 0, "message": message, "finish_reason": step.get("finish_reason", "stop")}],
+        "choices": [choice],
         "usage": step.get("usage", {"prompt_tokens": prompt_words, "completion_tokens": completion_words,
                                     "total_tokens": prompt_words + completion_words}),
     }
