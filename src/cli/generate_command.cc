@@ -36,6 +36,9 @@ struct GenerateArgs : EvalFlags, ModelFlags {
   std::string out;
   int samples = 1;
   int turns = 1;
+  std::string history = "full";
+  bool optimize = false;
+  double target_speedup = 1.1;
   std::string format = "kernelbench";
   std::string prompt = kDefaultPromptId;
   std::string levels;
@@ -132,7 +135,10 @@ std::string ConfigJson(const GenerateArgs& a) {
                          {"trials", a.trials},
                          {"perf", !a.no_perf},
                          {"baselines", a.baselines},
-                         {"held_out", a.held_out}})
+                         {"held_out", a.held_out},
+                         {"history", a.history},
+                         {"optimize", a.optimize},
+                         {"target_speedup", a.target_speedup}})
       .dump();
 }
 
@@ -191,7 +197,8 @@ void PrintSummary(RunDb& db, const GenerateSummary& s) {
 }
 
 int Run(const GenerateArgs& a) {
-  if (a.turns != 1) return Usage("--turns above 1 (repair over turns) is not in this version of anvil yet");
+  if (a.turns < 1) return Usage("--turns must be at least 1");
+  if (a.history != "full" && a.history != "last") return Usage("--history must be full or last");
   if (a.format != "kernelbench" && a.format != "native") return Usage("--format must be kernelbench or native");
   if (a.samples < 1) return Usage("--samples must be at least 1");
   auto prompt = LoadPrompt(a.prompt);
@@ -258,6 +265,10 @@ int Run(const GenerateArgs& a) {
   options.format = a.format;
   options.backend = backend.value().name();
   options.samples = a.samples;
+  options.turns = a.turns;
+  options.history = a.history;
+  options.repair.optimize = a.optimize;
+  options.repair.target_speedup = a.target_speedup;
   options.concurrency = a.concurrency;
   options.max_total_tokens = a.max_total_tokens;
   fs::path candidates = a.out;
@@ -296,7 +307,16 @@ void RegisterGenerate(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("-o,--out", args->out, "The run database (SQLite); an existing one is resumed");
   cmd->add_option("-n,--samples", args->samples, "Samples per task")->capture_default_str();
-  cmd->add_option("--turns", args->turns, "Turns per sample (1 in this version)")->capture_default_str();
+  cmd->add_option("--turns", args->turns,
+                  "Turns per sample at most: a sample that has not passed is asked again with the verifier's "
+                  "feedback")
+      ->capture_default_str();
+  cmd->add_option("--history", args->history, "What a repair request holds: every earlier turn (full) or the last")
+      ->capture_default_str();
+  cmd->add_flag("--optimize", args->optimize,
+                "Go on past a pass while the kernel is slower than --target-speedup (vs eager)");
+  cmd->add_option("--target-speedup", args->target_speedup, "With --optimize: the speedup vs eager to reach")
+      ->capture_default_str();
   cmd->add_option("--format", args->format, "Candidate format asked for: kernelbench or native")->capture_default_str();
   cmd->add_option("--prompt", args->prompt, "Prompt id (a folder of prompts/)")->capture_default_str();
   cmd->add_option("--levels", args->levels, "Only these levels, e.g. 1,2");

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "gen/chat_json.h"
 #include "gen/extract_code.h"
 #include "gen/spec_text.h"
 #include "tasks/meta_spec.h"
@@ -168,37 +169,77 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   auto reopened = db_.ReopenMachineFailures();
   if (!reopened.ok()) return reopened.status();
   summary.reopened = reopened.value();
-  auto attempts = db_.Attempts();
-  if (!attempts.ok()) return attempts.status();
-  std::vector<AttemptRow> pending;
-  for (const AttemptRow& a : attempts.value()) {
-    if (a.state == AttemptState::kPending && a.turn == 1 && tasks_.count(a.task_id)) pending.push_back(a);
-  }
-  progress_ = {};
-  progress_.to_generate = static_cast<int64_t>(pending.size());
   // Every prompt first: a prompt without the asked variant stops the run before anything is sent.
   auto prompts = FirstTurnPrompts(prompt_, tasks, options_.backend, options_.format, options_.cache_dir);
   if (!prompts.ok()) return prompts.status();
   prompts_ = std::move(prompts).value();
-  Ask(pending, summary, on_progress);
-  attempts = db_.Attempts();
-  if (!attempts.ok()) return attempts.status();
-  std::vector<AttemptRow> generated;
-  for (const AttemptRow& a : attempts.value()) {
-    if (a.state == AttemptState::kGenerated && tasks_.count(a.task_id)) generated.push_back(a);
+  progress_ = {};
+  for (int turn = 1; turn <= options_.turns; ++turn) {
+    auto attempts = db_.Attempts();
+    if (!attempts.ok()) return attempts.status();
+    std::map<int64_t, AttemptRow> before;  // By sample: its attempt of the turn before.
+    std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>> pending;
+    for (const AttemptRow& a : attempts.value()) {
+      if (a.turn == turn - 1) before[a.sample_id] = a;
+    }
+    for (const AttemptRow& a : attempts.value()) {
+      if (a.state != AttemptState::kPending || a.turn != turn || !tasks_.count(a.task_id)) continue;
+      auto messages = Messages(a, before);
+      if (!messages.ok()) return messages.status();
+      pending.emplace_back(a, std::move(messages).value());
+    }
+    progress_.to_generate += static_cast<int64_t>(pending.size());
+    Ask(pending, summary, on_progress);
+    attempts = db_.Attempts();
+    if (!attempts.ok()) return attempts.status();
+    std::vector<AttemptRow> generated;
+    for (const AttemptRow& a : attempts.value()) {
+      if (a.state == AttemptState::kGenerated && tasks_.count(a.task_id)) generated.push_back(a);
+    }
+    progress_.to_judge += static_cast<int64_t>(generated.size());
+    progress_.elapsed_seconds = Since(start);
+    if (Status s = Judge(generated, summary, on_progress); !s.ok()) return s;
+    if (summary.stopped || turn == options_.turns) break;
+    // The next turn for every sample whose attempt of this turn did not end it.
+    attempts = db_.Attempts();
+    if (!attempts.ok()) return attempts.status();
+    for (const AttemptRow& a : attempts.value()) {
+      if (a.turn != turn || !tasks_.count(a.task_id) || !NeedsAnotherTurn(a, options_.repair)) continue;
+      if (auto next = db_.AddAttempt(a.sample_id, turn + 1); !next.ok()) return next.status();
+    }
   }
-  progress_.to_judge = static_cast<int64_t>(generated.size());
-  progress_.elapsed_seconds = Since(start);
-  if (Status s = Judge(generated, summary, on_progress); !s.ok()) return s;
   return summary;
 }
 
-void Generator::Ask(const std::vector<AttemptRow>& pending, GenerateSummary& summary,
-                    const std::function<void(const GenerateProgress&)>& on_progress) {
+Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt,
+                                                     const std::map<int64_t, AttemptRow>& before) {
+  const std::vector<ChatMessage>& first = prompts_.at(tasks_.at(attempt.task_id).sha256);
+  if (attempt.turn == 1) return first;
+  const auto previous = before.find(attempt.sample_id);
+  if (previous == before.end()) return first;  // No earlier turn on record: asked afresh.
+  auto answered = db_.LastAnswered(previous->second.id);
+  if (!answered.ok()) return answered.status();
+  std::vector<ChatMessage> messages = first;
+  std::string answer;
+  if (answered.value()) {
+    auto response = ParseChatResponse(answered.value()->response);
+    if (response.ok() && !response.value().choices.empty()) answer = response.value().choices.front().content;
+    if (options_.history == "full") {
+      const nlohmann::json earlier = nlohmann::json::parse(answered.value()->messages_json, nullptr, false);
+      if (earlier.is_array()) {
+        messages.clear();
+        for (const auto& m : earlier) messages.push_back({m.value("role", "user"), m.value("content", "")});
+      }
+    }
+  }
+  messages.push_back({"assistant", answer});
+  messages.push_back({"user", RepairMessage(previous->second, options_.repair)});
+  return messages;
+}
+
+void Generator::Ask(const std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>& pending,
+                    GenerateSummary& summary, const std::function<void(const GenerateProgress&)>& on_progress) {
   const auto start = Clock::now();
-  std::map<int64_t, std::pair<std::vector<ChatMessage>, std::string>> prompts;  // Messages and their JSON, by task.
-  for (const auto& [id, task] : tasks_)
-    prompts[id] = {prompts_.at(task.sha256), MessagesJson(prompts_.at(task.sha256))};
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::atomic<int64_t> tokens{0};
@@ -215,15 +256,15 @@ void Generator::Ask(const std::vector<AttemptRow>& pending, GenerateSummary& sum
     while (!stop) {
       const std::size_t i = next++;
       if (i >= pending.size()) return;
-      const AttemptRow& a = pending[i];
+      const auto& [a, messages] = pending[i];
       if (options_.max_total_tokens && tokens.load() >= *options_.max_total_tokens) {
         halt("the budget of " + std::to_string(*options_.max_total_tokens) +
              " completion tokens (--max-total-tokens) is used up");
         return;
       }
       ChatRequest request = options_.request;
-      const auto& [messages, messages_json] = prompts.at(a.task_id);
       request.messages = messages;
+      const std::string messages_json = MessagesJson(messages);
       const double queued = Since(start);
       const ModelCall call = client_.Complete(request);
       RequestRecord record = Record(messages_json, call);

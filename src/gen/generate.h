@@ -1,7 +1,8 @@
-// The model loop, turn 1 (multi-turn repair comes later): poses every task's
-// samples to the model, records each answer in the run database as it comes
-// (gen/extract_code.h decides code or the model's own failure), then judges
-// the candidates with the evaluators and records their verdicts. Resumable:
+// The model loop: poses every task's samples to the model, records each
+// answer in the run database as it comes (gen/extract_code.h decides code or
+// the model's own failure), judges the candidates with the evaluators and
+// records their verdicts; then, turn by turn, asks again with the feedback
+// for every sample that has not passed (gen/repair.h). Resumable:
 // it asks only for what has no answer, judges only what has no verdict, and
 // asks again where the machine failed (server_error, infra_error). One
 // Generator per run; Run is not reentrant.
@@ -19,6 +20,7 @@
 #include "gen/chat.h"
 #include "gen/model_client.h"
 #include "gen/prompt.h"
+#include "gen/repair.h"
 #include "pipeline/batch.h"
 #include "runs/run_db.h"
 #include "tasks/task.h"
@@ -30,6 +32,9 @@ struct GenerateOptions {
   std::string format = "kernelbench";
   std::string backend = "cpu";
   int samples = 1;
+  int turns = 1;                 // Turns per sample at most; a sample stops at a pass (gen/repair.h).
+  std::string history = "full";  // A repair request holds every earlier turn ("full") or the last ("last").
+  RepairOptions repair;
   int concurrency = 16;  // Requests in flight.
   // A run-wide budget of completion tokens: no request is sent once the
   // answers so far used it up (the run stops, resumable).
@@ -85,8 +90,11 @@ class Generator {
 
  private:
   Status AddTasks(const std::vector<Task>& tasks);
-  // Turn 1's requests for every pending attempt, `concurrency` at a time.
-  void Ask(const std::vector<AttemptRow>& pending, GenerateSummary& summary,
+  // The messages of a pending attempt: the first turn's, or a repair of the
+  // sample's attempt of the turn before.
+  Result<std::vector<ChatMessage>> Messages(const AttemptRow& attempt, const std::map<int64_t, AttemptRow>& before);
+  // The requests of `pending` (with their messages), `concurrency` at a time.
+  void Ask(const std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>& pending, GenerateSummary& summary,
            const std::function<void(const GenerateProgress&)>& on_progress);
   // Verdicts for every generated attempt.
   Status Judge(const std::vector<AttemptRow>& generated, GenerateSummary& summary,

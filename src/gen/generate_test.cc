@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "core/temp_dir_fixture.h"
 
@@ -16,6 +17,7 @@ class FakeModel : public ModelClient {
   ModelCall Complete(const ChatRequest& request) override {
     std::lock_guard<std::mutex> lock(mu_);
     last_request_ = request;
+    requests_.push_back(request);
     return script_[std::min(calls_++, script_.size() - 1)];
   }
   std::size_t calls() {
@@ -23,6 +25,7 @@ class FakeModel : public ModelClient {
     return calls_;
   }
   ChatRequest last_request_;
+  std::vector<ChatRequest> requests_;
 
  private:
   std::mutex mu_;
@@ -33,7 +36,7 @@ class FakeModel : public ModelClient {
 ModelCall Answer(const std::string& content, const std::string& finish = "stop", int64_t tokens = 10) {
   ModelCall call;
   call.http_status = 200;
-  call.body = R"({"raw": true})";
+  call.body = nlohmann::json({{"choices", {{{"message", {{"content", content}}}, {"finish_reason", finish}}}}}).dump();
   call.attempts = 1;
   call.seconds = 0.01;
   ChatResponse r;
@@ -149,6 +152,41 @@ TEST_F(GenerateTest, TheTokenBudgetStopsNewRequests) {
   EXPECT_EQ(summary.value().asked, 3);
   EXPECT_EQ(summary.value().completion_tokens, 300);
   EXPECT_NE(summary.value().stop_reason.find("--max-total-tokens"), std::string::npos);
+}
+
+TEST_F(GenerateTest, ASampleThatHasNotPassedIsAskedAgainWithItsHistory) {
+  for (const std::string history : {"full", "last"}) {
+    auto db = std::move(RunDb::Open(dir_ / (history + ".db"), true)).value();
+    RunInfo info;
+    info.model = "m";
+    info.prompt_id = kDefaultPromptId;
+    info.backend = "cpu";
+    ASSERT_TRUE(db->BeginRun(info).ok());
+    FakeModel model({Answer("Use shared memory.")});
+    GenerateOptions o = Options(1, 1);
+    o.turns = 3;
+    o.history = history;
+    auto summary = Generator(*db, model, prompt_, {}, o).Run({tasks_[0]}, nullptr);
+    ASSERT_TRUE(summary.ok()) << summary.message();
+    EXPECT_EQ(summary.value().asked, 3);
+    auto attempts = db->Attempts().value();
+    ASSERT_EQ(attempts.size(), 3u);
+    EXPECT_EQ(attempts[2].turn, 3);
+    const std::vector<ChatMessage>& last = model.requests_.back().messages;
+    ASSERT_EQ(last.size(), history == "full" ? 6u : 4u) << history;
+    EXPECT_EQ(last[last.size() - 2].role, "assistant");
+    EXPECT_EQ(last[last.size() - 2].content, "Use shared memory.");
+    EXPECT_EQ(last.back().role, "user");
+    EXPECT_NE(last.back().content.find("no code block"), std::string::npos) << last.back().content;
+  }
+}
+
+TEST_F(GenerateTest, AServerErrorEndsTheSamplesTurnsUntilARerun) {
+  FakeModel model({Failure(ModelFailure::kHttpError, "h answered HTTP 500")});
+  GenerateOptions o = Options(1, 1);
+  o.turns = 3;
+  ASSERT_TRUE(Generator(*db_, model, prompt_, {}, o).Run({tasks_[0]}, nullptr).ok());
+  EXPECT_EQ(db_->Attempts().value().size(), 1u);  // No turn 2 after the machine's failure.
 }
 
 TEST(ProblemNumberTest, IsTheFileNamesNumericPrefix) {

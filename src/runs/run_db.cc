@@ -287,6 +287,19 @@ Result<std::vector<AttemptRow>> RunDb::Attempts() {
   }
 }
 
+Result<std::optional<RunDb::Answered>> RunDb::LastAnswered(int64_t attempt_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = db_->Prepare(
+      "SELECT messages_json, response FROM request WHERE attempt_id = ?1 AND failure = 'none' AND response IS NOT "
+      "NULL ORDER BY id DESC LIMIT 1");
+  if (!s.ok()) return s.status();
+  s.value().Bind(1, attempt_id);
+  auto row = s.value().Step();
+  if (!row.ok()) return row.status();
+  if (!row.value()) return std::optional<Answered>();
+  return std::optional<Answered>(Answered{s.value().Text(0), s.value().Text(1)});
+}
+
 Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const AnswerUpdate& update) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction t(*db_);

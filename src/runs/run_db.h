@@ -126,6 +126,14 @@ class RunDb {
   // Every attempt, by task id, sample index and turn.
   Result<std::vector<AttemptRow>> Attempts();
 
+  // The messages and raw answer of the attempt's latest request that got an
+  // answer (failure "none"); nullopt when none did.
+  struct Answered {
+    std::string messages_json;
+    std::string response;
+  };
+  Result<std::optional<Answered>> LastAnswered(int64_t attempt_id);
+
   // Records a request and its attempt's new state in one transaction.
   Status RecordAnswer(int64_t attempt_id, const RequestRecord& request, const AnswerUpdate& update);
   // Records a verdict (state done) with its stage times, in one transaction.

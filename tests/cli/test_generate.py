@@ -30,8 +30,8 @@ def tasks(tmp_path):
 def servers(tmp_path):
     started = []
 
-    def start(*answers):
-        started.append(ModelServer(tmp_path, list(answers)))
+    def start(*answers, rules=()):
+        started.append(ModelServer(tmp_path, list(answers), rules))
         return started[-1]
 
     yield start
@@ -88,6 +88,27 @@ def test_every_answer_is_recorded_and_every_candidate_judged(tasks, servers, tmp
     assert proc.returncode == 2 and "sampling" in proc.stderr, proc.stderr
 
 
+def test_a_broken_kernel_is_repaired_from_the_verifiers_feedback(tasks, servers, tmp_path):
+    # Turn 1 answers a leaky ReLU; a request whose last message carries the verifier's "Wrong answer" feedback gets
+    # the right kernel. A sample with no code is told so, and answers the right kernel then too.
+    s = servers({"content": fenced(RELU / "wrong_answer_kb.py")}, {"content": "I would fuse the loops."},
+                rules=[{"match": "Wrong answer", "answers": [{"content": fenced(RELU / "pass_kb.py")}]},
+                       {"match": "no code block", "answers": [{"content": fenced(RELU / "pass_native.cpp", "cpp")}]}])
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "2", "--turns", "3")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open_run(out) as run:
+        attempts = [(a["sample"], a["turn"], a["outcome"]) for a in run.attempts()]
+        assert attempts == [(0, 1, "wrong_answer"), (0, 2, "pass"), (1, 1, "no_code"), (1, 2, "pass")]
+        repair = run.requests(run.attempts()[1]["id"])[0]["messages"]
+        assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+        assert "leaky" in repair[2]["content"].lower()  # The model's own earlier answer.
+        verdict = run.attempts()[0]["verdict"]
+        assert verdict["feedback"].strip() in repair[3]["content"]  # The feedback, verbatim.
+    report = json.loads(run_anvil("kernelbench", "--run", str(out), "--json").stdout)
+    assert [t["overall"]["pass_at_k_pct"]["1"] for t in report["turns"]] == [0.0, 100.0, 100.0]
+
+
 def test_a_server_that_goes_away_stops_the_run_and_a_rerun_finishes_it(tasks, servers, tmp_path):
     out = tmp_path / "run.db"
     proc = generate("http://127.0.0.1:9/v1", tasks, out, "--samples", "2", "--unreachable-after", "1")
@@ -125,7 +146,8 @@ def test_dry_run_and_usage_errors(tasks, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "1 request(s) to send" in proc.stdout and "class ModelNew" in proc.stdout and "--- user ---" in proc.stdout
     assert not out.exists()
-    for args, says in ((["--turns", "2"], "--turns"), (["--format", "triton"], "--format"),
+    for args, says in ((["--turns", "0"], "--turns"), (["--history", "all"], "--history"),
+                       (["--format", "triton"], "--format"),
                        (["--problems", "x"], "--problems"), (["--levels", "3"], "no task"),
                        (["--prompt", "nope"], "no prompt 'nope'"), (["--api-key", "sk-x"], "command line")):
         proc = run_anvil("generate", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--tasks", str(tasks),
