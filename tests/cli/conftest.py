@@ -66,11 +66,12 @@ NO_KEYS = {"ANVIL_OPENAI_API_KEY": "", "OPENAI_API_KEY": "", "ANVIL_OPENAI_BASE_
 class ModelServer:
     """tests/support/openai_server.py with scripted answers, its request log, stopped by stop()."""
 
-    def __init__(self, tmp_path, answers, rules=()):
-        """`rules` ({"match": TEXT, "answers": [...]}) come before the rule of `answers`, which takes the rest."""
+    def __init__(self, tmp_path, answers, rules=(), faults=None):
+        """`rules` ({"match": TEXT, "answers": [...]}) come before the rule of `answers`, which takes the rest;
+        `faults` ({"rate", "seed"}) replaces that share of the answers with server failures."""
         folder = Path(tempfile.mkdtemp(prefix="model-server-", dir=tmp_path))
         self.script = folder / "script.json"
-        self.script.write_text(json.dumps({"rules": [*rules, {"answers": answers}]}))
+        self.script.write_text(json.dumps({"rules": [*rules, {"answers": answers}], "faults": faults}))
         self.log = folder / "requests.jsonl"
         self.proc = subprocess.Popen([sys.executable, str(SERVER), "--script", str(self.script), "--log",
                                       str(self.log)], stdout=subprocess.PIPE, text=True)

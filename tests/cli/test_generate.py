@@ -3,7 +3,11 @@
 database read back through anvil_runs, and reruns that resume, extend or refuse."""
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -11,7 +15,7 @@ from anvil_runs import open_run
 from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, run_anvil
 
 RELU = EXAMPLES / "candidates" / "relu"
-FAST = ("--no-perf", "--trials", "2", "--concurrency", "1", "--cache-dir")
+FAST = ("--no-perf", "--trials", "2", "--cache-dir")
 
 
 def fenced(path, lang="python"):
@@ -30,8 +34,8 @@ def tasks(tmp_path):
 def servers(tmp_path):
     started = []
 
-    def start(*answers, rules=()):
-        started.append(ModelServer(tmp_path, list(answers), rules))
+    def start(*answers, rules=(), faults=None):
+        started.append(ModelServer(tmp_path, list(answers), rules, faults))
         return started[-1]
 
     yield start
@@ -40,8 +44,10 @@ def servers(tmp_path):
 
 
 def generate(url, tasks, out, *args, env=None):
+    """One request at a time unless `args` say otherwise: a scripted server's answers then go in sample order."""
+    one_at_a_time = () if "--concurrency" in args else ("--concurrency", "1")
     return run_anvil("generate", "--endpoint", url, "--model", "test-model", "--tasks", str(tasks), "--out", str(out),
-                     *FAST, cache_dir(), *args, env={**NO_KEYS, **(env or {})}, timeout=900)
+                     *FAST, cache_dir(), *one_at_a_time, *args, env={**NO_KEYS, **(env or {})}, timeout=900)
 
 
 def outcomes(db):
@@ -215,3 +221,47 @@ def test_log_probs_and_token_ids_are_recorded_when_asked(tasks, servers, tmp_pat
         assert [t["token"] for t in req["logprobs"]] == ["no", "code", "in", "these", "five", "words"]
         assert all(t["logprob"] == -0.5 for t in req["logprobs"])
         assert req["token_ids"] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_run_killed_mid_way_loses_nothing_and_a_rerun_finishes_it(tasks, servers, tmp_path):
+    # Slow answers, one at a time: kill -9 while the run is asking, then run it again.
+    s = servers({"content": "no code yet", "delay": 0.5})
+    out = tmp_path / "run.db"
+    args = [os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil"), "generate", "--endpoint", s.url,
+            "--model", "test-model", "--tasks", str(tasks), "--out", str(out), "--samples", "8", *FAST, cache_dir(),
+            "--concurrency", "1"]
+    proc = subprocess.Popen(args, env={**os.environ, **NO_KEYS}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(s.requests()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    asked_before = len(s.requests())
+    kept = outcomes(out)  # The database is whole after a kill -9 (WAL): every recorded answer is there.
+    answered = [o for _, o in kept if o == "no_code"]
+    assert 2 <= len(answered) <= asked_before and len(kept) == 8
+    proc = generate(s.url, tasks, out, "--samples", "8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert outcomes(out) == [(i, "no_code") for i in range(8)]
+    # Only what had no answer was asked again (a request in flight at the kill may be asked twice).
+    assert len(s.requests()) - asked_before <= 8 - len(answered)
+
+
+def test_injected_server_faults_end_in_exactly_one_outcome_each(tasks, servers, tmp_path):
+    answers = [{"content": fenced(RELU / "pass_kb.py")}] + [{"content": "no code"}] * 3
+    s = servers(*(answers * 10), faults={"rate": 0.2, "seed": 3})
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "40", "--concurrency", "8", "--retries", "0",
+                    "--unreachable-after", "0.5")
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    first = outcomes(out)
+    assert len(first) == 40 and len({sample for sample, _ in first}) == 40
+    assert any(o == "server_error" for _, o in first)  # Faults were injected and recorded as the machine's.
+    healthy = servers({"content": "no code"})
+    proc = generate(healthy.url, tasks, out, "--samples", "40", "--concurrency", "8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    final = outcomes(out)
+    assert len(final) == 40 and not [o for _, o in final if o in ("server_error", "pending")]
+    report = json.loads(run_anvil("kernelbench", "--run", str(out), "--json").stdout)
+    assert report["turns"][0]["overall"]["samples"] == 40
+    assert sum(report["turns"][0]["overall"]["statuses"].values()) == 40

@@ -14,11 +14,14 @@ repeats once the others are used. A step is one answer:
   {"raw": "<html>...</html>"}                                        a 200 whose body is this text
   {"drop": true}                                                     the connection closed without an answer
   {"delay": 2.5, ...}                                                 any of the above, that many seconds later
+A top-level {"faults": {"rate": 0.05, "seed": 1}} replaces that share of the answers, at random, with a 500, a 200
+that is not JSON, or a dropped connection (the step is used up all the same).
 Every request is appended to the log as one JSON line: {"path", "authorization", "body"} (body parsed when JSON).
 Standard library only."""
 
 import argparse
 import json
+import random
 import sys
 import threading
 import time
@@ -26,10 +29,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Script:
+    FAULTS = ({"status": 500, "body": json.dumps({"error": {"message": "injected fault"}})},
+              {"raw": "<html>injected fault</html>"}, {"drop": True})
+
     def __init__(self, spec):
         self.rules = spec["rules"]
         self.next = [0] * len(self.rules)
         self.lock = threading.Lock()
+        faults = spec.get("faults") or {}
+        self.fault_rate = faults.get("rate", 0.0)
+        self.random = random.Random(faults.get("seed", 0))
 
     def step_for(self, text):
         with self.lock:
@@ -38,6 +47,8 @@ class Script:
                     answers = rule["answers"]
                     step = answers[min(self.next[i], len(answers) - 1)]
                     self.next[i] += 1
+                    if self.fault_rate and self.random.random() < self.fault_rate:
+                        return self.random.choice(self.FAULTS)
                     return step
         return {"status": 500, "body": json.dumps({"error": {"message": "the test script has no rule for this"}})}
 
