@@ -22,5 +22,6 @@ void RegisterBench(CLI::App& app, int& exit_code);
 void RegisterCache(CLI::App& app, int& exit_code);
 void RegisterModelCheck(CLI::App& app, int& exit_code);
 void RegisterGenerate(CLI::App& app, int& exit_code);
+void RegisterExport(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

@@ -235,6 +235,8 @@ int Run(const GenerateArgs& a) {
   auto eval_options = ToEvalOptions(a);
   if (!eval_options.ok()) return Usage(eval_options.message());
 
+  std::error_code ec;
+  if (const fs::path parent = fs::path(a.out).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
   auto db = RunDb::Open(a.out, /*create=*/true);
   if (!db.ok()) return Usage(db.message());
   RunInfo info;

@@ -51,41 +51,54 @@ SampleRecord Record(const TaskRow& task, const AttemptRow* best, int64_t sample)
 
 }  // namespace
 
-Result<std::vector<TurnRecords>> RecordsByTurn(RunDb& db) {
+Result<int> RunTurns(RunDb& db) {
   auto info = db.Info();
   if (!info.ok()) return info.status();
+  auto attempts = db.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  int turns = static_cast<int>(info.value().turns);
+  for (const AttemptRow& a : attempts.value()) turns = std::max(turns, static_cast<int>(a.turn));
+  return turns;
+}
+
+Result<std::vector<SampleAtTurn>> SamplesAtTurn(RunDb& db, int turn) {
   auto tasks = db.Tasks();
   if (!tasks.ok()) return tasks.status();
   auto attempts = db.Attempts();
   if (!attempts.ok()) return attempts.status();
   std::map<int64_t, TaskRow> task_by_id;
   for (TaskRow& t : tasks.value()) task_by_id[t.id] = std::move(t);
-  struct Sample {
-    int64_t task_id = 0, index = 0;
-    std::vector<const AttemptRow*> attempts;  // By turn.
-  };
-  std::map<int64_t, Sample> samples;  // By sample id, in the database's order.
+  std::map<int64_t, SampleAtTurn> samples;  // By sample id.
+  std::vector<int64_t> order;
   for (const AttemptRow& a : attempts.value()) {
-    Sample& s = samples[a.sample_id];
-    s.task_id = a.task_id;
-    s.index = a.sample;
-    s.attempts.push_back(&a);
+    auto [it, added] = samples.try_emplace(a.sample_id);
+    if (added) {
+      it->second.task = task_by_id.at(a.task_id);
+      it->second.sample = a.sample;
+      order.push_back(a.sample_id);
+    }
+    if (a.turn > turn || a.state != AttemptState::kDone) continue;
+    if (!it->second.best || Better(a, *it->second.best)) it->second.best = a;
   }
-  int turns = static_cast<int>(info.value().turns);
-  for (const AttemptRow& a : attempts.value()) turns = std::max(turns, static_cast<int>(a.turn));
+  std::vector<SampleAtTurn> out;
+  for (int64_t id : order) out.push_back(std::move(samples[id]));
+  return out;
+}
+
+Result<std::vector<TurnRecords>> RecordsByTurn(RunDb& db) {
+  auto turns = RunTurns(db);
+  if (!turns.ok()) return turns.status();
   std::vector<TurnRecords> out;
-  for (int k = 1; k <= turns; ++k) {
+  for (int k = 1; k <= turns.value(); ++k) {
+    auto samples = SamplesAtTurn(db, k);
+    if (!samples.ok()) return samples.status();
     TurnRecords t;
     t.turn = k;
-    for (const auto& [id, s] : samples) {
-      const AttemptRow* best = nullptr;
-      for (const AttemptRow* a : s.attempts) {
-        if (a->turn > k || a->state != AttemptState::kDone) continue;
-        if (best == nullptr || Better(*a, *best)) best = a;
-      }
+    for (const SampleAtTurn& s : samples.value()) {
+      const AttemptRow* best = s.best ? &*s.best : nullptr;
       if (best == nullptr) ++t.pending;
       if (best != nullptr && best->outcome == "server_error") ++t.server_errors;
-      t.records.push_back(Record(task_by_id.at(s.task_id), best, s.index));
+      t.records.push_back(Record(s.task, best, s.sample));
     }
     out.push_back(std::move(t));
   }

@@ -6,6 +6,7 @@
 // identity (level, name, sha256), never by (level, number). Reads only.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "core/status.h"
@@ -23,5 +24,19 @@ struct TurnRecords {
 
 // One entry per turn, 1 .. the run's turns. Error: the database's.
 Result<std::vector<TurnRecords>> RecordsByTurn(RunDb& db);
+
+// A sample and what counts for it at a turn.
+struct SampleAtTurn {
+  TaskRow task;
+  int64_t sample = 0;
+  std::optional<AttemptRow> best;  // Its best finished attempt in turns 1..K; none: pending.
+};
+
+// Every sample at turn `turn` (1 .. the run's turns), in the database's
+// order. Error: the database's.
+Result<std::vector<SampleAtTurn>> SamplesAtTurn(RunDb& db, int turn);
+
+// The run's turns: its recorded `turns`, or more when attempts go further.
+Result<int> RunTurns(RunDb& db);
 
 }  // namespace anvil

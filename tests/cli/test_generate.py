@@ -265,3 +265,35 @@ def test_injected_server_faults_end_in_exactly_one_outcome_each(tasks, servers, 
     report = json.loads(run_anvil("kernelbench", "--run", str(out), "--json").stdout)
     assert report["turns"][0]["overall"]["samples"] == 40
     assert sum(report["turns"][0]["overall"]["statuses"].values()) == 40
+
+
+def test_export_writes_kernelbenchs_layout_and_json_lines(tasks, servers, tmp_path):
+    s = servers({"content": fenced(RELU / "wrong_answer_kb.py")}, {"content": "no code"},
+                {"content": fenced(RELU / "pass_native.cpp", "cpp")},
+                rules=[{"match": "Wrong answer", "answers": [{"content": fenced(RELU / "pass_kb.py")}]},
+                       {"match": "no code block", "answers": [{"content": "still no code"}]}])
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "3", "--turns", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, last = tmp_path / "first", tmp_path / "last"
+    assert run_anvil("export", str(out), "--to-kernelbench", str(first), "--turn", "first").returncode == 0
+    proc = run_anvil("export", str(out), "--to-kernelbench", str(last), "--jsonl", str(tmp_path / "a.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in last.iterdir())
+    assert names == ["level_1_problem_19_sample_0_kernel.py", "level_1_problem_19_sample_1_kernel.py",
+                     "level_1_problem_19_sample_2_kernel.cpp"]
+    assert "leaky" in (first / names[0]).read_text().lower()  # Turn 1's code: the wrong kernel.
+    assert (last / names[0]).read_text() == (RELU / "pass_kb.py").read_text()  # Turn 2 repaired it.
+    assert (first / names[1]).read_text() == ""  # No code by then: an empty file.
+    lines = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert len(lines) == 5 and {line["task"] for line in lines} == {"19_ReLU"}
+    assert [(line["sample"], line["turn"], line["outcome"]) for line in lines][:2] == [(0, 1, "wrong_answer"),
+                                                                                        (0, 2, "pass")]
+    # The exported folder is a KernelBench run anvil can judge again; a problem tree is never written into.
+    proc = run_anvil("kernelbench", "--run", str(last), "--kernelbench", str(tasks), "--no-perf", "--trials", "2",
+                     "--cache-dir", cache_dir(), "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    statuses = json.loads(proc.stdout)["overall"]["statuses"]
+    assert statuses["pass"] == 2 and sum(statuses.values()) == 3  # The empty file fails (today: py.no_extension).
+    bad = run_anvil("export", str(out), "--to-kernelbench", str(tasks))
+    assert bad.returncode == 2 and "problem tree" in bad.stderr

@@ -1,0 +1,101 @@
+// `anvil export RUN.db`: a run database written out for other tools:
+// KernelBench's run folder (--to-kernelbench DIR, each sample's best code by
+// --turn) and one JSON line per attempt (--jsonl FILE). Exit 0 when written,
+// 2 for bad usage or a database that cannot be read, 1 when writing failed.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "report/run_export.h"
+#include "report/run_records.h"
+#include "runs/run_db.h"
+
+namespace anvil {
+namespace {
+
+struct ExportArgs {
+  std::string run;
+  std::string to_kernelbench;
+  std::string jsonl;
+  std::string turn = "last";
+};
+
+// first, last or K among the run's turns; 0 when none of those.
+int ParseTurn(const std::string& text, int turns) {
+  if (text == "first") return 1;
+  if (text == "last") return turns;
+  try {
+    std::size_t used = 0;
+    const int k = std::stoi(text, &used);
+    return used == text.size() && k >= 1 && k <= turns ? k : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+int Run(const ExportArgs& a) {
+  const char* me = "anvil export";
+  if (a.to_kernelbench.empty() && a.jsonl.empty()) {
+    std::fprintf(stderr, "%s: say what to write: --to-kernelbench DIR and/or --jsonl FILE\n", me);
+    return kExitUsage;
+  }
+  auto db = RunDb::Open(a.run, /*create=*/false, /*read_only=*/true);
+  if (!db.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, db.message().c_str());
+    return kExitUsage;
+  }
+  auto turns = RunTurns(*db.value());
+  if (!turns.ok()) {
+    std::fprintf(stderr, "%s: %s: %s\n", me, a.run.c_str(), turns.message().c_str());
+    return kExitUsage;
+  }
+  const int turn = ParseTurn(a.turn, turns.value());
+  if (turn == 0) {
+    std::fprintf(stderr, "%s: --turn %s: expected first, last or a turn from 1 to %d\n", me, a.turn.c_str(),
+                 turns.value());
+    return kExitUsage;
+  }
+  if (!a.to_kernelbench.empty()) {
+    auto written = ExportKernelBench(*db.value(), turn, a.to_kernelbench);
+    if (!written.ok()) {
+      std::fprintf(stderr, "%s: %s\n", me, written.message().c_str());
+      return kExitUsage;
+    }
+    std::printf("%d file(s) in %s (turn %d; %d empty: no code by then)\n", written.value().files,
+                a.to_kernelbench.c_str(), turn, written.value().empty);
+    if (!written.value().unnumbered.empty()) {
+      std::string names;
+      for (const auto& n : written.value().unnumbered) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr,
+                   "%s: %zu task(s) without a problem number left out (KernelBench's file names need one): %s\n", me,
+                   written.value().unnumbered.size(), names.c_str());
+    }
+  }
+  if (!a.jsonl.empty()) {
+    auto lines = ExportJsonl(*db.value(), a.jsonl);
+    if (!lines.ok()) {
+      std::fprintf(stderr, "%s: %s\n", me, lines.message().c_str());
+      return kExitFailure;
+    }
+    std::printf("%d attempt(s) in %s\n", lines.value(), a.jsonl.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterExport(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand("export", "Write a run database out: KernelBench's run folder, JSON lines");
+  cmd->add_option("run", args->run, "The run database (anvil generate --out)")->required();
+  cmd->add_option("--to-kernelbench", args->to_kernelbench,
+                  "A folder for level_{L}_problem_{P}_sample_{S}_kernel.* files (not a problem tree)");
+  cmd->add_option("--turn", args->turn, "Whose code: each sample's best by turn first, last or K")
+      ->capture_default_str();
+  cmd->add_option("--jsonl", args->jsonl, "A file for one JSON line per attempt");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil
