@@ -117,6 +117,17 @@ void ScanTasks(const fs::path& dir, CacheContents& contents) {
   });
 }
 
+// Kept verdicts: one file each (pipeline/verdict_cache.h), no lock (written whole by rename).
+void ScanVerdicts(const fs::path& dir, CacheContents& contents) {
+  ForEachChild(dir, [&](const fs::path& path) {
+    if (path.extension() == ".json" && IsRealFile(path)) {
+      contents.entries.push_back(MakeEntry(CacheKind::kVerdict, path, {}));
+    } else if (!TakeLeftover(path, contents)) {
+      AddOther(path, contents);  // A write in progress (a temporary file).
+    }
+  });
+}
+
 }  // namespace
 
 const char* CacheKindName(CacheKind kind) {
@@ -131,6 +142,8 @@ const char* CacheKindName(CacheKind kind) {
       return "failed_builds";
     case CacheKind::kTask:
       return "tasks";
+    case CacheKind::kVerdict:
+      return "verdicts";
     case CacheKind::kOther:
       return "other";
   }
@@ -169,6 +182,8 @@ Result<CacheContents> ScanCache(const fs::path& root) {
       ScanArtifacts(path, contents);
     } else if (name == kTasksFolder && IsRealFolder(path)) {
       ScanTasks(path, contents);
+    } else if (name == "verdicts" && IsRealFolder(path)) {
+      ScanVerdicts(path, contents);
     } else {
       AddOther(path, contents);  // torch_info/, sandbox/, anything unknown.
     }

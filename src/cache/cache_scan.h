@@ -1,6 +1,7 @@
 // What anvil's cache folder holds (core/environment.h DefaultCacheDir): the
 // entries `anvil cache prune` may evict — build artifacts, the two precompiled
-// torch headers, failed builds' logs, prepared tasks — each with its size and
+// torch headers, failed builds' logs, prepared tasks, kept verdicts
+// (pipeline/verdict_cache.h) — each with its size and
 // last use, and the rest (the torch and sandbox probes, lock files, builds in
 // progress), which is only counted. Reads the file system only and never
 // follows a symbolic link; the cache may change meanwhile (sizes are then
@@ -17,10 +18,10 @@
 
 namespace anvil {
 
-enum class CacheKind { kArtifact, kTorchPch, kHostPch, kFailedBuild, kTask, kOther };
-inline constexpr std::size_t kCacheKinds = 6;
+enum class CacheKind { kArtifact, kTorchPch, kHostPch, kFailedBuild, kTask, kVerdict, kOther };
+inline constexpr std::size_t kCacheKinds = 7;
 
-// "artifacts", "torch_pch", "host_pch", "failed_builds", "tasks", "other".
+// "artifacts", "torch_pch", "host_pch", "failed_builds", "tasks", "verdicts", "other".
 const char* CacheKindName(CacheKind kind);
 
 struct CacheEntry {

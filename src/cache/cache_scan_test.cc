@@ -47,6 +47,17 @@ TEST_F(CacheScanTest, SortsEntriesByKindWithSizesOldestUseFirst) {
   EXPECT_EQ(c.Total().bytes, 1000u + 5000 + 3000 + 100 + 2000);
 }
 
+TEST_F(CacheScanTest, KeptVerdictsAreEntriesOfTheirOwn) {
+  Write("verdicts/" + std::string(64, 'a') + ".json", std::string(300, 'v'));
+  Write("verdicts/.tmp-write", "x");  // A write in progress: not an entry.
+  auto scanned = ScanCache(dir_);
+  ASSERT_TRUE(scanned.ok()) << scanned.message();
+  ASSERT_EQ(scanned.value().entries.size(), 1u);
+  EXPECT_EQ(scanned.value().entries[0].kind, CacheKind::kVerdict);
+  EXPECT_EQ(scanned.value().entries[0].bytes, 300u);
+  EXPECT_STREQ(CacheKindName(CacheKind::kVerdict), "verdicts");
+}
+
 TEST_F(CacheScanTest, CountsWhatIsNoEntryAsOtherAndFollowsNoLink) {
   Artifact(Key('a'), 1000, Age(5));
   Write("torch_info/x-v2.json", std::string(10, 'j'));

@@ -44,6 +44,8 @@ const char* KindLabel(CacheKind kind) {
       return "failed builds";
     case CacheKind::kTask:
       return "tasks";
+    case CacheKind::kVerdict:
+      return "verdicts";
     case CacheKind::kOther:
       return "other";
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/torch_info.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "cli/model_flags.h"
@@ -54,6 +55,7 @@ struct GenerateArgs : EvalFlags, ModelFlags {
   int concurrency = 16;
   std::optional<int64_t> max_total_tokens;
   bool dry_run = false;
+  bool no_verdict_cache = false;
 };
 
 constexpr const char* kMe = "anvil generate";
@@ -188,9 +190,11 @@ void PrintSummary(RunDb& db, const GenerateSummary& s) {
   if (pending > 0) table.Add({"pending", std::to_string(pending)});
   table.Add({"total", std::to_string(attempts.value().size())});
   std::printf("%s", table.Render().c_str());
-  std::printf("this time: %lld request(s), %lld answered, %lld judged, %lld completion tokens",
-              static_cast<long long>(s.asked), static_cast<long long>(s.answered), static_cast<long long>(s.judged),
-              static_cast<long long>(s.completion_tokens));
+  std::printf(
+      "this time: %lld request(s), %lld answered, %lld judged (%lld from the verdict cache), %lld "
+      "completion tokens",
+      static_cast<long long>(s.asked), static_cast<long long>(s.answered), static_cast<long long>(s.judged),
+      static_cast<long long>(s.cached), static_cast<long long>(s.completion_tokens));
   if (s.reopened > 0)
     std::printf("; %lld machine failure(s) of an earlier run redone", static_cast<long long>(s.reopened));
   std::printf("\n");
@@ -278,6 +282,20 @@ int Run(const GenerateArgs& a) {
   options.candidates_dir = fs::absolute(candidates);
   options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
   options.batch = ToBatchOptions(a, backend.value());
+  std::unique_ptr<VerdictCache> verdict_cache;
+  if (!a.no_verdict_cache) {
+    auto torch = LoadTorchInfo(options.cache_dir);
+    if (torch.ok()) {
+      verdict_cache = std::make_unique<VerdictCache>(options.cache_dir);
+      options.verdict_cache = verdict_cache.get();
+      options.verdict_key.options = VerdictOptionsFingerprint(eval_options.value());
+      options.verdict_key.backend = backend.value().name();
+      options.verdict_key.device_model = backend.value().DeviceModel();
+      options.verdict_key.torch_version = torch.value().torch_version;
+    } else {
+      std::fprintf(stderr, "%s: no verdict cache (%s): every candidate is judged\n", kMe, torch.message().c_str());
+    }
+  }
   Generator generator(*db.value(), client, prompt.value(), evaluators.value().all, options);
   ProgressLine progress(a.quiet);
   auto summary = generator.Run(tasks.value(), [&](const GenerateProgress& p) { progress.Show(p); });
@@ -337,6 +355,8 @@ void RegisterGenerate(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-total-tokens", args->max_total_tokens,
                   "A budget of completion tokens for the run; no request is sent once it is used up");
   cmd->add_flag("--dry-run", args->dry_run, "Print the first prompt and the number of requests; send nothing");
+  cmd->add_flag("--no-verdict-cache", args->no_verdict_cache,
+                "Judge every candidate, also one judged before with the same settings");
   AddModelFlags(cmd, *args, "--request-timeout");
   AddEvalFlags(cmd, *args);
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });

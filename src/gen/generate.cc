@@ -298,6 +298,17 @@ Status Generator::Judge(const std::vector<AttemptRow>& generated, GenerateSummar
   if (generated.empty()) return Status::Ok();
   std::vector<Job> jobs;
   std::vector<int64_t> attempt_ids;
+  std::vector<std::string> keys;  // The verdict cache's, by job.
+  Status failed = Status::Ok();
+  auto record = [&](int64_t attempt_id, VerdictUpdate u, bool pass) {
+    const Status s = db_.RecordVerdict(attempt_id, u);
+    if (!s.ok() && failed.ok()) failed = Status::Error("cannot record a verdict in the run database: " + s.message());
+    ++summary.judged;
+    if (u.cached) ++summary.cached;
+    ++progress_.judged;
+    if (pass) ++progress_.passed;
+    if (on_progress) on_progress(progress_);
+  };
   for (const AttemptRow& a : generated) {
     const Task& task = tasks_.at(a.task_id);
     const std::string format = a.format.value_or(options_.format);
@@ -309,25 +320,43 @@ Status Generator::Judge(const std::vector<AttemptRow>& generated, GenerateSummar
     if (Status s = WriteFileAtomic(file, a.code.value_or("")); !s.ok()) {
       return Status::Error("cannot write the candidate " + file.string() + ": " + s.message());
     }
+    std::string key;
+    if (options_.verdict_cache != nullptr) {
+      VerdictKeyParts parts = options_.verdict_key;
+      parts.task_sha256 = task.sha256;
+      parts.format = format;
+      parts.candidate_text = a.code.value_or("");
+      key = VerdictCacheKey(parts);
+      if (auto hit = options_.verdict_cache->Lookup(key, file.string())) {
+        const nlohmann::json v = nlohmann::json::parse(*hit, nullptr, false);
+        VerdictUpdate u;
+        u.outcome = v.value("status", "infra_error");
+        u.verdict_json = *hit;
+        if (v.contains("reward") && v["reward"].is_number()) u.reward = v["reward"].get<double>();
+        u.cached = true;
+        u.stage_seconds["judge"] = 0;
+        record(a.id, u, u.outcome == "pass");
+        continue;
+      }
+    }
     jobs.push_back({task, file, ""});
     attempt_ids.push_back(a.id);
+    keys.push_back(key);
   }
-  Status failed = Status::Ok();
-  std::map<std::string, std::size_t> index;  // Candidate path to attempt.
+  std::map<std::string, std::size_t> index;  // Candidate path to job.
   for (std::size_t i = 0; i < jobs.size(); ++i) index[jobs[i].candidate.string()] = i;
   RunJobs(evaluators_, jobs, options_.batch, [&](const Job& job, const Verdict& v, const Progress&) {
+    const std::size_t i = index.at(job.candidate.string());
     VerdictUpdate u;
     u.outcome = StatusName(v.status);
     u.verdict_json = VerdictToJson(v, -1);
     u.reward = v.reward;
     u.stage_seconds = v.stage_seconds;
     u.stage_seconds["judge"] = v.seconds;
-    const Status s = db_.RecordVerdict(attempt_ids[index.at(job.candidate.string())], u);
-    if (!s.ok() && failed.ok()) failed = Status::Error("cannot record a verdict in the run database: " + s.message());
-    ++summary.judged;
-    ++progress_.judged;
-    if (v.status == VerdictStatus::kPass) ++progress_.passed;
-    if (on_progress) on_progress(progress_);
+    if (options_.verdict_cache != nullptr && !keys[i].empty() && VerdictCacheable(u.outcome)) {
+      (void)options_.verdict_cache->Store(keys[i], u.verdict_json);  // A cache that cannot be written only costs time.
+    }
+    record(attempt_ids[i], u, v.status == VerdictStatus::kPass);
   });
   return failed;
 }

@@ -22,6 +22,7 @@
 #include "gen/prompt.h"
 #include "gen/repair.h"
 #include "pipeline/batch.h"
+#include "pipeline/verdict_cache.h"
 #include "runs/run_db.h"
 #include "tasks/task.h"
 
@@ -42,12 +43,18 @@ struct GenerateOptions {
   std::filesystem::path candidates_dir;  // Where each candidate's file is written for judging.
   std::filesystem::path cache_dir;       // Where task specs are cached (a prompt that shows them).
   BatchOptions batch;
+  // Verdicts answered from here when the same candidate was judged before
+  // (null: every candidate is judged); `verdict_key` holds the parts of the
+  // key that are the run's (options, backend, device, versions).
+  VerdictCache* verdict_cache = nullptr;
+  VerdictKeyParts verdict_key;
 };
 
 struct GenerateSummary {
   int64_t asked = 0;     // Requests sent this time.
   int64_t answered = 0;  // Of them, those with an answer (code or not).
   int64_t judged = 0;    // Verdicts made this time.
+  int64_t cached = 0;    // Of them, answered from the verdict cache.
   int64_t reopened = 0;  // Machine failures of an earlier run asked or judged again.
   int64_t completion_tokens = 0;
   bool stopped = false;     // The run stopped before it was done (resumable).

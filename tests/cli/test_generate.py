@@ -297,3 +297,28 @@ def test_export_writes_kernelbenchs_layout_and_json_lines(tasks, servers, tmp_pa
     assert statuses["pass"] == 2 and sum(statuses.values()) == 3  # The empty file fails (today: py.no_extension).
     bad = run_anvil("export", str(out), "--to-kernelbench", str(tasks))
     assert bad.returncode == 2 and "problem tree" in bad.stderr
+
+
+def test_a_candidate_judged_before_is_answered_from_the_verdict_cache(tasks, servers, tmp_path):
+    # A candidate text of this test's own (a comment), so that no other test's verdict is in the shared cache.
+    unique = (RELU / "pass_kb.py").read_text() + f"\n# {tmp_path}\n"
+    s = servers({"content": f"```python\n{unique}```\n"})
+
+    def run(out, *more):
+        return generate(s.url, tasks, out, *more)
+
+    proc = run(tmp_path / "a.db")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(0 from the verdict cache)" in proc.stdout
+    proc = run(tmp_path / "b.db", "--samples", "2")  # Another run, the same candidate twice.
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(2 from the verdict cache)" in proc.stdout
+    with open_run(tmp_path / "b.db") as r:
+        attempts = r.attempts()
+        assert [a["outcome"] for a in attempts] == ["pass", "pass"] and all(a["cached"] for a in attempts)
+        assert attempts[0]["verdict"]["cached"] is True
+        assert attempts[0]["verdict"]["candidate"]["path"].endswith("sample0_turn1.py")
+    proc = run(tmp_path / "c.db", "--no-verdict-cache")
+    assert proc.returncode == 0 and "(0 from the verdict cache)" in proc.stdout
+    listing = json.loads(run_anvil("cache", "list", "--cache-dir", cache_dir(), "--json").stdout)
+    assert listing["kinds"]["verdicts"]["entries"] >= 1
