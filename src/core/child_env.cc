@@ -31,9 +31,10 @@ constexpr std::string_view kPrefixes[] = {
     "MKL_", "OPENBLAS_", "TORCH_", "PYTORCH_", "TORCHINDUCTOR_", "TRITON_", "ANVIL_", "NCCL_"};
 
 // A name holding one of these is a secret's, whatever its prefix
-// (ANVIL_OPENAI_API_KEY, TORCH_HUB_TOKEN).
+// (ANVIL_OPENAI_API_KEY, TORCH_HUB_TOKEN), or may hold one (a URL's userinfo
+// or query string: ANVIL_OPENAI_BASE_URL).
 constexpr std::string_view kSecretWords[] = {"KEY",        "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-                                             "CREDENTIAL", "AUTH",  "COOKIE", "PRIVATE"};
+                                             "CREDENTIAL", "AUTH",  "COOKIE", "PRIVATE",  "URL"};
 
 bool HoldsSecretWord(std::string_view name) {
   std::string upper(name);

@@ -18,7 +18,8 @@ RELU = str(EXAMPLES / "tasks" / "relu.py")
 CANDS = ROOT / "tests" / "data" / "child_env"
 SECRET = "sk-anvil-env-probe-do-not-leak"
 SECRETS = {"OPENAI_API_KEY": SECRET, "ANVIL_OPENAI_API_KEY": SECRET, "HF_TOKEN": SECRET,
-           "AWS_SECRET_ACCESS_KEY": SECRET, "SOME_SERVICE_URL": "https://user:" + SECRET + "@example.com"}
+           "AWS_SECRET_ACCESS_KEY": SECRET, "SOME_SERVICE_URL": "https://user:" + SECRET + "@example.com",
+           "ANVIL_OPENAI_BASE_URL": "https://user:" + SECRET + "@example.com/v1"}
 VISIBLE = ("ANVIL_ENV_PROBE_VISIBLE", "anvil-env-probe-visible")
 # ANVIL_STATIC_VERDICTS=0: the static rules would reject reading /proc first; the point here is what the child sees.
 ENV = {**SECRETS, VISIBLE[0]: VISIBLE[1], "ANVIL_STATIC_VERDICTS": "0"}
