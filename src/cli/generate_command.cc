@@ -205,6 +205,7 @@ int Run(const GenerateArgs& a) {
   if (a.history != "full" && a.history != "last") return Usage("--history must be full or last");
   if (a.format != "kernelbench" && a.format != "native") return Usage("--format must be kernelbench or native");
   if (a.samples < 1) return Usage("--samples must be at least 1");
+  const fs::path cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
   auto prompt = LoadPrompt(a.prompt);
   if (!prompt.ok()) return Usage(prompt.message());
   auto tasks = SelectTasks(a);
@@ -221,7 +222,6 @@ int Run(const GenerateArgs& a) {
   request.sampling.top_logprobs = a.top_logprobs;
   request.sampling.return_token_ids = a.return_token_ids;
   if (a.dry_run) {
-    const fs::path cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
     auto first = FirstTurnPrompts(prompt.value(), {tasks.value().front()}, a.backend, a.format, cache_dir);
     if (!first.ok()) return Usage(first.message());
     const std::vector<ChatMessage>& messages = first.value().begin()->second;
@@ -232,7 +232,7 @@ int Run(const GenerateArgs& a) {
     return kExitOk;
   }
   if (a.out.empty()) return Usage("--out RUN.db is required (the run database; an existing one is resumed)");
-  auto setup = ToModelSetup(a, a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir));
+  auto setup = ToModelSetup(a, cache_dir);
   if (!setup.ok()) return Usage(setup.message());
   auto backend = Backend::FromName(a.backend);
   if (!backend.ok()) return Usage(backend.message());
@@ -280,7 +280,7 @@ int Run(const GenerateArgs& a) {
   fs::path candidates = a.out;
   candidates.replace_extension(".candidates");
   options.candidates_dir = fs::absolute(candidates);
-  options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
+  options.cache_dir = cache_dir;
   options.batch = ToBatchOptions(a, backend.value());
   std::unique_ptr<VerdictCache> verdict_cache;
   if (!a.no_verdict_cache) {

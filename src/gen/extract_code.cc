@@ -60,6 +60,10 @@ const char* AnswerKindName(AnswerKind kind) {
   return "no_code";
 }
 
+std::string CandidateExtension(const std::string& format, const std::string& backend) {
+  return format == "kernelbench" ? ".py" : backend == "cuda" ? ".cu" : ".cpp";
+}
+
 ExtractedAnswer ExtractAnswer(const ChatChoice& choice, const std::string& format, const std::string& backend) {
   ExtractedAnswer a;
   const std::vector<Block> blocks = FencedBlocks(choice.content);
@@ -83,7 +87,7 @@ ExtractedAnswer ExtractAnswer(const ChatChoice& choice, const std::string& forma
     const bool python = a.code.find("class ModelNew") != std::string::npos;
     const bool native = a.code.find("anvil_forward") != std::string::npos && !python;
     a.format = python ? "kernelbench" : native ? "native" : format;
-    a.extension = a.format == "kernelbench" ? ".py" : backend == "cuda" ? ".cu" : ".cpp";
+    a.extension = CandidateExtension(a.format, backend);
   }
   return a;
 }

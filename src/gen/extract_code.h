@@ -22,6 +22,10 @@ struct ExtractedAnswer {
   std::string extension;  // ".py", ".cpp" or ".cu" (kCode only).
 };
 
+// A candidate file's extension: ".py" for kernelbench, else ".cu" on cuda and
+// ".cpp" elsewhere.
+std::string CandidateExtension(const std::string& format, const std::string& backend);
+
 // From one choice of an answer, for a run that asked for `format`
 // ("kernelbench" or "native") on `backend`:
 // - refused: message.refusal is set, or finish_reason is content_filter;

@@ -76,10 +76,6 @@ AnswerUpdate Update(const ModelCall& call, const std::string& format, const std:
   return u;
 }
 
-std::string Extension(const std::string& format, const std::string& backend) {
-  return format == "kernelbench" ? ".py" : backend == "cuda" ? ".cu" : ".cpp";
-}
-
 }  // namespace
 
 std::optional<int64_t> ProblemNumber(const std::string& task_name) {
@@ -175,40 +171,56 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   prompts_ = std::move(prompts).value();
   progress_ = {};
   for (int turn = 1; turn <= options_.turns; ++turn) {
-    auto attempts = db_.Attempts();
-    if (!attempts.ok()) return attempts.status();
-    std::map<int64_t, AttemptRow> before;  // By sample: its attempt of the turn before.
-    std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>> pending;
-    for (const AttemptRow& a : attempts.value()) {
-      if (a.turn == turn - 1) before[a.sample_id] = a;
-    }
-    for (const AttemptRow& a : attempts.value()) {
-      if (a.state != AttemptState::kPending || a.turn != turn || !tasks_.count(a.task_id)) continue;
-      auto messages = Messages(a, before);
-      if (!messages.ok()) return messages.status();
-      pending.emplace_back(a, std::move(messages).value());
-    }
-    progress_.to_generate += static_cast<int64_t>(pending.size());
-    Ask(pending, summary, on_progress);
-    attempts = db_.Attempts();
-    if (!attempts.ok()) return attempts.status();
-    std::vector<AttemptRow> generated;
-    for (const AttemptRow& a : attempts.value()) {
-      if (a.state == AttemptState::kGenerated && tasks_.count(a.task_id)) generated.push_back(a);
-    }
-    progress_.to_judge += static_cast<int64_t>(generated.size());
+    auto pending = PendingOfTurn(turn);
+    if (!pending.ok()) return pending.status();
+    progress_.to_generate += static_cast<int64_t>(pending.value().size());
+    Ask(pending.value(), summary, on_progress);
+    auto generated = Generated();
+    if (!generated.ok()) return generated.status();
+    progress_.to_judge += static_cast<int64_t>(generated.value().size());
     progress_.elapsed_seconds = Since(start);
-    if (Status s = Judge(generated, summary, on_progress); !s.ok()) return s;
+    if (Status s = Judge(generated.value(), summary, on_progress); !s.ok()) return s;
     if (summary.stopped || turn == options_.turns) break;
-    // The next turn for every sample whose attempt of this turn did not end it.
-    attempts = db_.Attempts();
-    if (!attempts.ok()) return attempts.status();
-    for (const AttemptRow& a : attempts.value()) {
-      if (a.turn != turn || !tasks_.count(a.task_id) || !NeedsAnotherTurn(a, options_.repair)) continue;
-      if (auto next = db_.AddAttempt(a.sample_id, turn + 1); !next.ok()) return next.status();
-    }
+    if (Status s = PlanNextTurn(turn); !s.ok()) return s;
   }
   return summary;
+}
+
+Result<std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>> Generator::PendingOfTurn(int turn) {
+  auto attempts = db_.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  std::map<int64_t, AttemptRow> before;  // By sample: its attempt of the turn before.
+  for (const AttemptRow& a : attempts.value()) {
+    if (a.turn == turn - 1) before[a.sample_id] = a;
+  }
+  std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>> pending;
+  for (const AttemptRow& a : attempts.value()) {
+    if (a.state != AttemptState::kPending || a.turn != turn || !tasks_.count(a.task_id)) continue;
+    auto messages = Messages(a, before);
+    if (!messages.ok()) return messages.status();
+    pending.emplace_back(a, std::move(messages).value());
+  }
+  return pending;
+}
+
+Result<std::vector<AttemptRow>> Generator::Generated() {
+  auto attempts = db_.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  std::vector<AttemptRow> generated;
+  for (const AttemptRow& a : attempts.value()) {
+    if (a.state == AttemptState::kGenerated && tasks_.count(a.task_id)) generated.push_back(a);
+  }
+  return generated;
+}
+
+Status Generator::PlanNextTurn(int turn) {
+  auto attempts = db_.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  for (const AttemptRow& a : attempts.value()) {
+    if (a.turn != turn || !tasks_.count(a.task_id) || !NeedsAnotherTurn(a, options_.repair)) continue;
+    if (auto next = db_.AddAttempt(a.sample_id, turn + 1); !next.ok()) return next.status();
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt,
@@ -312,9 +324,9 @@ Status Generator::Judge(const std::vector<AttemptRow>& generated, GenerateSummar
   for (const AttemptRow& a : generated) {
     const Task& task = tasks_.at(a.task_id);
     const std::string format = a.format.value_or(options_.format);
-    const fs::path file =
-        options_.candidates_dir / ("level" + std::to_string(task.level)) / task.name /
-        ("sample" + std::to_string(a.sample) + "_turn" + std::to_string(a.turn) + Extension(format, options_.backend));
+    const fs::path file = options_.candidates_dir / ("level" + std::to_string(task.level)) / task.name /
+                          ("sample" + std::to_string(a.sample) + "_turn" + std::to_string(a.turn) +
+                           CandidateExtension(format, options_.backend));
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
     if (Status s = WriteFileAtomic(file, a.code.value_or("")); !s.ok()) {

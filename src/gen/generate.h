@@ -97,6 +97,12 @@ class Generator {
 
  private:
   Status AddTasks(const std::vector<Task>& tasks);
+  // The pending attempts of `turn`, each with its request's messages.
+  Result<std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>> PendingOfTurn(int turn);
+  // The attempts with code and no verdict yet.
+  Result<std::vector<AttemptRow>> Generated();
+  // Turn `turn` + 1 for every sample whose attempt of `turn` did not end it.
+  Status PlanNextTurn(int turn);
   // The messages of a pending attempt: the first turn's, or a repair of the
   // sample's attempt of the turn before.
   Result<std::vector<ChatMessage>> Messages(const AttemptRow& attempt, const std::map<int64_t, AttemptRow>& before);

@@ -5,15 +5,17 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "gen/extract_code.h"
 #include "report/run_records.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-std::string Extension(const AttemptRow* a) {
-  if (a == nullptr || !a->format || *a->format != "native" || !a->code) return ".py";
-  return a->code->find("__global__") != std::string::npos || a->code->find("<<<") != std::string::npos ? ".cu" : ".cpp";
+// The extension anvil generate gave the file it judged; ".py" for a sample with no code.
+std::string Extension(const AttemptRow* a, const std::string& backend) {
+  if (a == nullptr || !a->format || !a->code) return ".py";
+  return CandidateExtension(*a->format, backend);
 }
 
 }  // namespace
@@ -28,6 +30,8 @@ Result<KernelBenchExport> ExportKernelBench(RunDb& db, int turn, const fs::path&
           "/: it looks like a KernelBench problem tree, not a run folder; name an empty or new folder");
     }
   }
+  auto info = db.Info();
+  if (!info.ok()) return info.status();
   auto samples = SamplesAtTurn(db, turn);
   if (!samples.ok()) return samples.status();
   fs::create_directories(dir, ec);
@@ -44,7 +48,7 @@ Result<KernelBenchExport> ExportKernelBench(RunDb& db, int turn, const fs::path&
     const std::string code = best != nullptr && best->code && best->outcome != "truncated" ? *best->code : "";
     const fs::path file =
         dir / ("level_" + std::to_string(s.task.level) + "_problem_" + std::to_string(*s.task.problem) + "_sample_" +
-               std::to_string(s.sample) + "_kernel" + Extension(best));
+               std::to_string(s.sample) + "_kernel" + Extension(best, info.value().backend));
     if (Status w = WriteFileAtomic(file, code); !w.ok()) return w;
     ++out.files;
     if (code.empty()) ++out.empty;

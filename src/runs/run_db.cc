@@ -50,6 +50,14 @@ bool SameJson(const std::string& a, const std::string& b) {
   return !ja.is_discarded() && !jb.is_discarded() ? ja == jb : a == b;
 }
 
+// The first column of the statement's one row: an id found by a SELECT.
+Result<int64_t> SingleInt(Statement& s) {
+  auto row = s.Step();
+  if (!row.ok()) return row.status();
+  if (!row.value()) return Status::Error("the run database lost a row it had just written");
+  return s.Int(0);
+}
+
 // Inside the caller's transaction.
 Status RecordStageTimes(Sqlite& db, int64_t attempt_id, const std::map<std::string, double>& stage_seconds) {
   for (const auto& [stage, seconds] : stage_seconds) {
@@ -209,9 +217,7 @@ Result<int64_t> RunDb::AddTask(const TaskRow& task) {
   auto find = db_->Prepare("SELECT id FROM task WHERE level = ?1 AND name = ?2 AND sha256 = ?3");
   if (!find.ok()) return find.status();
   find.value().Bind(1, task.level).Bind(2, task.name).Bind(3, task.sha256);
-  auto row = find.value().Step();
-  if (!row.ok()) return row.status();
-  return find.value().Int(0);
+  return SingleInt(find.value());
 }
 
 Result<std::vector<TaskRow>> RunDb::Tasks() {
@@ -237,9 +243,7 @@ Result<int64_t> RunDb::AddSample(int64_t task_id, int64_t index) {
   auto find = db_->Prepare("SELECT id FROM sample WHERE task_id = ?1 AND idx = ?2");
   if (!find.ok()) return find.status();
   find.value().Bind(1, task_id).Bind(2, index);
-  auto row = find.value().Step();
-  if (!row.ok()) return row.status();
-  return find.value().Int(0);
+  return SingleInt(find.value());
 }
 
 Result<int64_t> RunDb::AddAttempt(int64_t sample_id, int64_t turn) {
@@ -253,9 +257,7 @@ Result<int64_t> RunDb::AddAttempt(int64_t sample_id, int64_t turn) {
   auto find = db_->Prepare("SELECT id FROM attempt WHERE sample_id = ?1 AND turn = ?2");
   if (!find.ok()) return find.status();
   find.value().Bind(1, sample_id).Bind(2, turn);
-  auto row = find.value().Step();
-  if (!row.ok()) return row.status();
-  return find.value().Int(0);
+  return SingleInt(find.value());
 }
 
 Result<std::vector<AttemptRow>> RunDb::Attempts() {
@@ -370,17 +372,11 @@ Result<int64_t> RunDb::ReopenMachineFailures() {
   ANVIL_RETURN_IF_ERROR(
       db_->Exec("UPDATE attempt SET state = 'pending', outcome = NULL, reward = NULL, done_at = NULL "
                 "WHERE state = 'done' AND outcome = 'server_error'"));
-  auto changed = db_->Prepare("SELECT changes()");
-  if (!changed.ok()) return changed.status();
-  (void)changed.value().Step();
-  int64_t reopened = changed.value().Int(0);
+  int64_t reopened = db_->Changes();
   ANVIL_RETURN_IF_ERROR(db_->Exec(
       "UPDATE attempt SET state = 'generated', outcome = NULL, verdict_json = NULL, reward = NULL, done_at = NULL "
       "WHERE state = 'done' AND outcome = 'infra_error'"));
-  auto changed2 = db_->Prepare("SELECT changes()");
-  if (!changed2.ok()) return changed2.status();
-  (void)changed2.value().Step();
-  reopened += changed2.value().Int(0);
+  reopened += db_->Changes();
   ANVIL_RETURN_IF_ERROR(t.Commit());
   return reopened;
 }

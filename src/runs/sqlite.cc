@@ -129,6 +129,8 @@ Result<Statement> Sqlite::Prepare(const std::string& sql) {
 
 int64_t Sqlite::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
+int64_t Sqlite::Changes() const { return sqlite3_changes64(db_); }
+
 Result<int64_t> Sqlite::UserVersion() {
   auto s = Prepare("PRAGMA user_version");
   if (!s.ok()) return s.status();

@@ -67,6 +67,8 @@ class Sqlite {
   Status Exec(const std::string& sql);
   Result<Statement> Prepare(const std::string& sql);
   int64_t LastInsertId() const;
+  // Rows the last INSERT, UPDATE or DELETE changed.
+  int64_t Changes() const;
   // PRAGMA user_version.
   Result<int64_t> UserVersion();
 
