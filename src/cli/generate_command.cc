@@ -154,10 +154,17 @@ class ProgressLine {
     if (!tty_ && now - last_ < std::chrono::seconds(10)) return;
     last_ = now;
     const double rate = p.elapsed_seconds > 0 ? static_cast<double>(p.completion_tokens) / p.elapsed_seconds : 0;
-    std::fprintf(stderr, "%sgenerated %lld/%lld  judged %lld/%lld  passed %lld  %lld tokens (%.0f tok/s)%s",
+    // The time left for the work known now (repair turns add to it).
+    const int64_t done = p.generated + p.judged, known = p.to_generate + p.to_judge;
+    std::string eta = "";
+    if (done > 0 && known > done) {
+      const int seconds = static_cast<int>(p.elapsed_seconds * static_cast<double>(known - done) / done);
+      eta = "  ETA " + (seconds >= 60 ? std::to_string(seconds / 60) + "m" : "") + std::to_string(seconds % 60) + "s";
+    }
+    std::fprintf(stderr, "%sgenerated %lld/%lld  judged %lld/%lld  passed %lld  %lld tokens (%.0f tok/s)%s%s",
                  tty_ ? "\r" : "", static_cast<long long>(p.generated), static_cast<long long>(p.to_generate),
                  static_cast<long long>(p.judged), static_cast<long long>(p.to_judge), static_cast<long long>(p.passed),
-                 static_cast<long long>(p.completion_tokens), rate, tty_ ? "   " : "\n");
+                 static_cast<long long>(p.completion_tokens), rate, eta.c_str(), tty_ ? "   " : "\n");
     shown_ = true;
   }
   void End() {

@@ -159,77 +159,84 @@ Status Generator::AddTasks(const std::vector<Task>& tasks) {
 
 Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
                                        const std::function<void(const GenerateProgress&)>& on_progress) {
-  const auto start = Clock::now();
-  GenerateSummary summary;
+  start_ = Clock::now();
+  summary_ = {};
+  progress_ = {};
+  requests_.clear();
+  open_ = 0;
+  over_ = stopping_ = false;
+  failure_.clear();
+  tokens_ = 0;
+  on_progress_ = on_progress;
   if (Status s = AddTasks(tasks); !s.ok()) return s;
   auto reopened = db_.ReopenMachineFailures();
   if (!reopened.ok()) return reopened.status();
-  summary.reopened = reopened.value();
+  summary_.reopened = reopened.value();
   // Every prompt first: a prompt without the asked variant stops the run before anything is sent.
   auto prompts = FirstTurnPrompts(prompt_, tasks, options_.backend, options_.format, options_.cache_dir);
   if (!prompts.ok()) return prompts.status();
   prompts_ = std::move(prompts).value();
-  progress_ = {};
-  for (int turn = 1; turn <= options_.turns; ++turn) {
-    auto pending = PendingOfTurn(turn);
-    if (!pending.ok()) return pending.status();
-    progress_.to_generate += static_cast<int64_t>(pending.value().size());
-    Ask(pending.value(), summary, on_progress);
-    auto generated = Generated();
-    if (!generated.ok()) return generated.status();
-    progress_.to_judge += static_cast<int64_t>(generated.value().size());
-    progress_.elapsed_seconds = Since(start);
-    if (Status s = Judge(generated.value(), summary, on_progress); !s.ok()) return s;
-    if (summary.stopped || turn == options_.turns) break;
-    if (Status s = PlanNextTurn(turn); !s.ok()) return s;
-  }
-  return summary;
-}
-
-Result<std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>> Generator::PendingOfTurn(int turn) {
+  if (Status s = PlanMissingTurns(); !s.ok()) return s;
   auto attempts = db_.Attempts();
   if (!attempts.ok()) return attempts.status();
-  std::map<int64_t, AttemptRow> before;  // By sample: its attempt of the turn before.
+  std::map<std::pair<int64_t, int64_t>, AttemptRow> by_turn;  // (sample, turn) -> attempt.
+  for (const AttemptRow& a : attempts.value()) by_turn[{a.sample_id, a.turn}] = a;
+
+  JobStream judges(evaluators_, options_.batch);
+  std::vector<Request> pending;
   for (const AttemptRow& a : attempts.value()) {
-    if (a.turn == turn - 1) before[a.sample_id] = a;
+    if (!tasks_.count(a.task_id)) continue;
+    if (a.state == AttemptState::kPending) {
+      const auto before = by_turn.find({a.sample_id, a.turn - 1});
+      auto messages = Messages(a, before == by_turn.end() ? nullptr : &before->second);
+      if (!messages.ok()) return messages.status();
+      pending.push_back({a, std::move(messages).value()});
+    } else if (a.state == AttemptState::kGenerated) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++open_;
+        ++progress_.to_judge;
+      }
+      Judge(a, judges);
+    }
   }
-  std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>> pending;
-  for (const AttemptRow& a : attempts.value()) {
-    if (a.state != AttemptState::kPending || a.turn != turn || !tasks_.count(a.task_id)) continue;
-    auto messages = Messages(a, before);
-    if (!messages.ok()) return messages.status();
-    pending.emplace_back(a, std::move(messages).value());
+  for (Request& r : pending) Queue(std::move(r));
+  // As many askers as requests may be in flight: repair turns are queued
+  // while the run goes on, also when no first turn is pending.
+  std::vector<std::thread> askers;
+  for (int t = 0; t < std::max(1, options_.concurrency); ++t)
+    askers.emplace_back(&Generator::AskLoop, this, std::ref(judges));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return open_ == 0; });
+    over_ = true;
   }
-  return pending;
+  changed_.notify_all();
+  for (auto& t : askers) t.join();
+  judges.Finish();
+  if (!failure_.empty()) return Status::Error(failure_);
+  return summary_;
 }
 
-Result<std::vector<AttemptRow>> Generator::Generated() {
+Status Generator::PlanMissingTurns() {
   auto attempts = db_.Attempts();
   if (!attempts.ok()) return attempts.status();
-  std::vector<AttemptRow> generated;
+  std::map<int64_t, AttemptRow> latest;  // By sample.
   for (const AttemptRow& a : attempts.value()) {
-    if (a.state == AttemptState::kGenerated && tasks_.count(a.task_id)) generated.push_back(a);
+    auto [it, added] = latest.emplace(a.sample_id, a);
+    if (!added && a.turn > it->second.turn) it->second = a;
   }
-  return generated;
-}
-
-Status Generator::PlanNextTurn(int turn) {
-  auto attempts = db_.Attempts();
-  if (!attempts.ok()) return attempts.status();
-  for (const AttemptRow& a : attempts.value()) {
-    if (a.turn != turn || !tasks_.count(a.task_id) || !NeedsAnotherTurn(a, options_.repair)) continue;
-    if (auto next = db_.AddAttempt(a.sample_id, turn + 1); !next.ok()) return next.status();
+  for (const auto& [sample, a] : latest) {
+    if (a.turn >= options_.turns || !tasks_.count(a.task_id) || !NeedsAnotherTurn(a, options_.repair)) continue;
+    if (auto next = db_.AddAttempt(sample, a.turn + 1); !next.ok()) return next.status();
   }
   return Status::Ok();
 }
 
-Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt,
-                                                     const std::map<int64_t, AttemptRow>& before) {
+Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt, const AttemptRow* before) {
   const std::vector<ChatMessage>& first = prompts_.at(tasks_.at(attempt.task_id).sha256);
-  if (attempt.turn == 1) return first;
-  const auto previous = before.find(attempt.sample_id);
-  if (previous == before.end()) return first;  // No earlier turn on record: asked afresh.
-  auto answered = db_.LastAnswered(previous->second.id);
+  if (attempt.turn == 1 || before == nullptr) return first;  // No earlier turn on record: asked afresh.
+  auto answered = db_.LastAnswered(before->id);
   if (!answered.ok()) return answered.status();
   std::vector<ChatMessage> messages = first;
   std::string answer;
@@ -245,132 +252,211 @@ Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt,
     }
   }
   messages.push_back({"assistant", answer});
-  messages.push_back({"user", RepairMessage(previous->second, options_.repair)});
+  messages.push_back({"user", RepairMessage(*before, options_.repair)});
   return messages;
 }
 
-void Generator::Ask(const std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>& pending,
-                    GenerateSummary& summary, const std::function<void(const GenerateProgress&)>& on_progress) {
-  const auto start = Clock::now();
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::atomic<int64_t> tokens{0};
-  std::mutex mu;  // summary, progress_, on_progress.
-  auto halt = [&](const std::string& why) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!summary.stopped) {
-      summary.stopped = true;
-      summary.stop_reason = why;
-    }
-    stop = true;
-  };
-  auto work = [&] {
-    while (!stop) {
-      const std::size_t i = next++;
-      if (i >= pending.size()) return;
-      const auto& [a, messages] = pending[i];
-      if (options_.max_total_tokens && tokens.load() >= *options_.max_total_tokens) {
-        halt("the budget of " + std::to_string(*options_.max_total_tokens) +
+void Generator::AskLoop(JobStream& judges) {
+  while (true) {
+    Request r;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return over_ || (!requests_.empty()); });
+      if (requests_.empty()) return;
+      r = std::move(requests_.front());
+      requests_.pop_front();
+      if (!stopping_ && options_.max_total_tokens && tokens_ >= *options_.max_total_tokens) {
+        lock.unlock();
+        Halt("the budget of " + std::to_string(*options_.max_total_tokens) +
              " completion tokens (--max-total-tokens) is used up");
-        return;
+        lock.lock();
       }
-      ChatRequest request = options_.request;
-      request.messages = messages;
-      const std::string messages_json = MessagesJson(messages);
-      const double queued = Since(start);
-      const ModelCall call = client_.Complete(request);
-      RequestRecord record = Record(messages_json, call);
-      AnswerUpdate update = Update(call, options_.format, options_.backend);
-      update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
-      const Status saved = db_.RecordAnswer(a.id, record, update);
-      const int64_t used = record.completion_tokens.value_or(0);
-      tokens += used;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        ++summary.asked;
-        if (call.ok()) ++summary.answered;
-        summary.completion_tokens += used;
-        ++progress_.generated;
-        progress_.completion_tokens += used;
-        progress_.elapsed_seconds = Since(start);
-        if (on_progress) on_progress(progress_);
-      }
-      if (!saved.ok()) halt("cannot record an answer in the run database: " + saved.message());
-      if (call.failure == ModelFailure::kUnreachable) halt(call.message);
-    }
-  };
-  const int n = std::max(1, std::min<int>(options_.concurrency, static_cast<int>(pending.size())));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < n; ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
-}
-
-Status Generator::Judge(const std::vector<AttemptRow>& generated, GenerateSummary& summary,
-                        const std::function<void(const GenerateProgress&)>& on_progress) {
-  if (generated.empty()) return Status::Ok();
-  std::vector<Job> jobs;
-  std::vector<int64_t> attempt_ids;
-  std::vector<std::string> keys;  // The verdict cache's, by job.
-  Status failed = Status::Ok();
-  auto record = [&](int64_t attempt_id, VerdictUpdate u, bool pass) {
-    const Status s = db_.RecordVerdict(attempt_id, u);
-    if (!s.ok() && failed.ok()) failed = Status::Error("cannot record a verdict in the run database: " + s.message());
-    ++summary.judged;
-    if (u.cached) ++summary.cached;
-    ++progress_.judged;
-    if (pass) ++progress_.passed;
-    if (on_progress) on_progress(progress_);
-  };
-  for (const AttemptRow& a : generated) {
-    const Task& task = tasks_.at(a.task_id);
-    const std::string format = a.format.value_or(options_.format);
-    const fs::path file = options_.candidates_dir / ("level" + std::to_string(task.level)) / task.name /
-                          ("sample" + std::to_string(a.sample) + "_turn" + std::to_string(a.turn) +
-                           CandidateExtension(format, options_.backend));
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    if (Status s = WriteFileAtomic(file, a.code.value_or("")); !s.ok()) {
-      return Status::Error("cannot write the candidate " + file.string() + ": " + s.message());
-    }
-    std::string key;
-    if (options_.verdict_cache != nullptr) {
-      VerdictKeyParts parts = options_.verdict_key;
-      parts.task_sha256 = task.sha256;
-      parts.format = format;
-      parts.candidate_text = a.code.value_or("");
-      key = VerdictCacheKey(parts);
-      if (auto hit = options_.verdict_cache->Lookup(key, file.string())) {
-        const nlohmann::json v = nlohmann::json::parse(*hit, nullptr, false);
-        VerdictUpdate u;
-        u.outcome = v.value("status", "infra_error");
-        u.verdict_json = *hit;
-        if (v.contains("reward") && v["reward"].is_number()) u.reward = v["reward"].get<double>();
-        u.cached = true;
-        u.stage_seconds["judge"] = 0;
-        record(a.id, u, u.outcome == "pass");
+      if (stopping_) {  // Left pending, for a rerun.
+        lock.unlock();
+        Close();
         continue;
       }
     }
-    jobs.push_back({task, file, ""});
-    attempt_ids.push_back(a.id);
-    keys.push_back(key);
+    ChatRequest request = options_.request;
+    request.messages = r.messages;
+    const std::string messages_json = MessagesJson(r.messages);
+    const double queued = Since(start_);
+    const ModelCall call = client_.Complete(request);
+    const RequestRecord record = Record(messages_json, call);
+    AnswerUpdate update = Update(call, options_.format, options_.backend);
+    update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
+    const Status saved = db_.RecordAnswer(r.attempt.id, record, update);
+    const int64_t used = record.completion_tokens.value_or(0);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tokens_ += used;
+      ++summary_.asked;
+      if (call.ok()) ++summary_.answered;
+      summary_.completion_tokens += used;
+      ++progress_.generated;
+      progress_.completion_tokens += used;
+      if (saved.ok() && update.state == AttemptState::kGenerated) ++progress_.to_judge;
+      Report();
+    }
+    if (!saved.ok()) {
+      Fail("cannot record an answer in the run database: " + saved.message());
+      Close();
+      continue;
+    }
+    if (call.failure == ModelFailure::kUnreachable) Halt(call.message);
+    AttemptRow a = r.attempt;
+    a.state = update.state;
+    a.code = update.code;
+    a.format = update.format;
+    a.outcome = update.outcome;
+    a.reward = update.reward;
+    if (a.state == AttemptState::kGenerated) {
+      Judge(a, judges);  // Its work goes on there.
+    } else {
+      FollowUp(a);
+    }
   }
-  std::map<std::string, std::size_t> index;  // Candidate path to job.
-  for (std::size_t i = 0; i < jobs.size(); ++i) index[jobs[i].candidate.string()] = i;
-  RunJobs(evaluators_, jobs, options_.batch, [&](const Job& job, const Verdict& v, const Progress&) {
-    const std::size_t i = index.at(job.candidate.string());
+}
+
+void Generator::Judge(const AttemptRow& a, JobStream& judges) {
+  const Task& task = tasks_.at(a.task_id);
+  const std::string format = a.format.value_or(options_.format);
+  const fs::path file = options_.candidates_dir / ("level" + std::to_string(task.level)) / task.name /
+                        ("sample" + std::to_string(a.sample) + "_turn" + std::to_string(a.turn) +
+                         CandidateExtension(format, options_.backend));
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (Status s = WriteFileAtomic(file, a.code.value_or("")); !s.ok()) {
+    Fail("cannot write the candidate " + file.string() + ": " + s.message());
+    Close();
+    return;
+  }
+  if (evaluators_.empty()) {
+    Fail("no evaluator to judge " + file.string() + " with");
+    Close();
+    return;
+  }
+  std::string key;
+  if (options_.verdict_cache != nullptr) {
+    VerdictKeyParts parts = options_.verdict_key;
+    parts.task_sha256 = task.sha256;
+    parts.format = format;
+    parts.candidate_text = a.code.value_or("");
+    key = VerdictCacheKey(parts);
+    if (auto hit = options_.verdict_cache->Lookup(key, file.string())) {
+      const nlohmann::json v = nlohmann::json::parse(*hit, nullptr, false);
+      VerdictUpdate u;
+      u.outcome = v.value("status", "infra_error");
+      u.verdict_json = *hit;
+      if (v.contains("reward") && v["reward"].is_number()) u.reward = v["reward"].get<double>();
+      u.cached = true;
+      u.stage_seconds["judge"] = 0;
+      Judged(a, u);
+      return;
+    }
+  }
+  judges.Submit({task, file, ""}, [this, a, key](const Job&, Verdict v) {
     VerdictUpdate u;
     u.outcome = StatusName(v.status);
     u.verdict_json = VerdictToJson(v, -1);
     u.reward = v.reward;
     u.stage_seconds = v.stage_seconds;
     u.stage_seconds["judge"] = v.seconds;
-    if (options_.verdict_cache != nullptr && !keys[i].empty() && VerdictCacheable(u.outcome)) {
-      (void)options_.verdict_cache->Store(keys[i], u.verdict_json);  // A cache that cannot be written only costs time.
+    if (options_.verdict_cache != nullptr && !key.empty() && VerdictCacheable(u.outcome)) {
+      (void)options_.verdict_cache->Store(key, u.verdict_json);  // A cache that cannot be written only costs time.
     }
-    record(attempt_ids[i], u, v.status == VerdictStatus::kPass);
+    Judged(a, u);
   });
-  return failed;
+}
+
+void Generator::Judged(AttemptRow a, const VerdictUpdate& u) {
+  const Status s = db_.RecordVerdict(a.id, u);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++summary_.judged;
+    if (u.cached) ++summary_.cached;
+    ++progress_.judged;
+    if (u.outcome == "pass") ++progress_.passed;
+    Report();
+  }
+  if (!s.ok()) {
+    Fail("cannot record a verdict in the run database: " + s.message());
+    Close();
+    return;
+  }
+  a.state = AttemptState::kDone;
+  a.outcome = u.outcome;
+  a.verdict_json = u.verdict_json;
+  a.reward = u.reward;
+  a.cached = u.cached;
+  FollowUp(a);
+}
+
+void Generator::FollowUp(const AttemptRow& done) {
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = stopping_;
+  }
+  // A stopped run plans the next turn on its rerun (PlanMissingTurns).
+  if (!stopping && done.turn < options_.turns && NeedsAnotherTurn(done, options_.repair)) {
+    auto id = db_.AddAttempt(done.sample_id, done.turn + 1);
+    if (!id.ok()) {
+      Fail("cannot add a turn to the run database: " + id.message());
+    } else {
+      AttemptRow next;
+      next.id = id.value();
+      next.sample_id = done.sample_id;
+      next.task_id = done.task_id;
+      next.sample = done.sample;
+      next.turn = done.turn + 1;
+      auto messages = Messages(next, &done);
+      if (!messages.ok()) {
+        Fail(messages.message());
+      } else {
+        Queue({next, std::move(messages).value()});
+      }
+    }
+  }
+  Close();
+}
+
+void Generator::Queue(Request request) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++open_;
+    ++progress_.to_generate;
+    requests_.push_back(std::move(request));
+  }
+  changed_.notify_all();
+}
+
+void Generator::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --open_;
+  }
+  changed_.notify_all();
+}
+
+void Generator::Halt(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!summary_.stopped) {
+    summary_.stopped = true;
+    summary_.stop_reason = why;
+  }
+  stopping_ = true;
+}
+
+void Generator::Fail(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failure_.empty()) failure_ = message;
+  stopping_ = true;
+}
+
+void Generator::Report() {
+  progress_.elapsed_seconds = Since(start_);
+  if (on_progress_) on_progress_(progress_);
 }
 
 }  // namespace anvil

@@ -1,18 +1,23 @@
 // The model loop: poses every task's samples to the model, records each
 // answer in the run database as it comes (gen/extract_code.h decides code or
-// the model's own failure), judges the candidates with the evaluators and
-// records their verdicts; then, turn by turn, asks again with the feedback
-// for every sample that has not passed (gen/repair.h). Resumable:
+// the model's own failure), hands each candidate to the judges as soon as it
+// is recorded (pipeline/job_stream.h) and records its verdict as soon as it
+// is made; a sample that has not passed is asked again with the feedback
+// right then (gen/repair.h), while other samples are still generated or
+// judged: turns overlap, no sample waits for a whole turn. Resumable:
 // it asks only for what has no answer, judges only what has no verdict, and
 // asks again where the machine failed (server_error, infra_error). One
 // Generator per run; Run is not reentrant.
 #pragma once
 
-#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +27,7 @@
 #include "gen/prompt.h"
 #include "gen/repair.h"
 #include "pipeline/batch.h"
+#include "pipeline/job_stream.h"
 #include "pipeline/verdict_cache.h"
 #include "runs/run_db.h"
 #include "tasks/task.h"
@@ -61,6 +67,9 @@ struct GenerateSummary {
   std::string stop_reason;  // Why, naming the endpoint or the budget.
 };
 
+// So far, this time: requests answered of those queued, verdicts made of
+// the candidates handed to the judges. Both totals grow as repair turns are
+// queued.
 struct GenerateProgress {
   int64_t generated = 0, to_generate = 0, judged = 0, to_judge = 0, passed = 0;
   int64_t completion_tokens = 0;
@@ -96,22 +105,36 @@ class Generator {
                               const std::function<void(const GenerateProgress&)>& on_progress);
 
  private:
+  // An attempt to ask the model for, with its request's messages.
+  struct Request {
+    AttemptRow attempt;
+    std::vector<ChatMessage> messages;
+  };
+
   Status AddTasks(const std::vector<Task>& tasks);
-  // The pending attempts of `turn`, each with its request's messages.
-  Result<std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>> PendingOfTurn(int turn);
-  // The attempts with code and no verdict yet.
-  Result<std::vector<AttemptRow>> Generated();
-  // Turn `turn` + 1 for every sample whose attempt of `turn` did not end it.
-  Status PlanNextTurn(int turn);
-  // The messages of a pending attempt: the first turn's, or a repair of the
-  // sample's attempt of the turn before.
-  Result<std::vector<ChatMessage>> Messages(const AttemptRow& attempt, const std::map<int64_t, AttemptRow>& before);
-  // The requests of `pending` (with their messages), `concurrency` at a time.
-  void Ask(const std::vector<std::pair<AttemptRow, std::vector<ChatMessage>>>& pending, GenerateSummary& summary,
-           const std::function<void(const GenerateProgress&)>& on_progress);
-  // Verdicts for every generated attempt.
-  Status Judge(const std::vector<AttemptRow>& generated, GenerateSummary& summary,
-               const std::function<void(const GenerateProgress&)>& on_progress);
+  // The next turn for every sample whose latest attempt (done) did not end
+  // it and that has none yet: a run stopped between turns, or one that now
+  // allows more turns.
+  Status PlanMissingTurns();
+  // The messages of a pending attempt: the first turn's, or a repair of
+  // `before`, the sample's attempt of the turn before (null: none on record).
+  Result<std::vector<ChatMessage>> Messages(const AttemptRow& attempt, const AttemptRow* before);
+  // One of `concurrency` threads: asks for the queued attempts until every
+  // attempt of the run is done (or the run stops).
+  void AskLoop(JobStream& judges);
+  // Writes the candidate of a generated attempt and has it judged (or
+  // answers it from the verdict cache).
+  void Judge(const AttemptRow& attempt, JobStream& judges);
+  // Records a verdict.
+  void Judged(AttemptRow attempt, const VerdictUpdate& update);
+  // After `done` (an attempt that ended): queues the sample's next turn when
+  // it needs one. Then the attempt's work is over.
+  void FollowUp(const AttemptRow& done);
+  void Queue(Request request);
+  void Close();                           // One attempt's work is over.
+  void Halt(const std::string& why);      // The run stops (resumable).
+  void Fail(const std::string& message);  // The run stops on anvil's own error.
+  void Report();                          // on_progress_, under mu_.
 
   RunDb& db_;
   ModelClient& client_;
@@ -120,7 +143,20 @@ class Generator {
   GenerateOptions options_;
   std::map<int64_t, Task> tasks_;                            // By task id.
   std::map<std::string, std::vector<ChatMessage>> prompts_;  // By task sha256.
+
+  // The run in flight: every field below is guarded by mu_.
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Request> requests_;  // Attempts waiting for a request.
+  int64_t open_ = 0;              // Attempts queued, asked or being judged.
+  bool over_ = false;             // No attempt is open: the threads end.
+  bool stopping_ = false;         // No more requests are sent.
+  std::string failure_;           // anvil's own error, when one stopped the run.
+  int64_t tokens_ = 0;            // Completion tokens used this time.
+  GenerateSummary summary_;
   GenerateProgress progress_;
+  std::chrono::steady_clock::time_point start_;
+  std::function<void(const GenerateProgress&)> on_progress_;
 };
 
 }  // namespace anvil

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -187,6 +188,51 @@ TEST_F(GenerateTest, AServerErrorEndsTheSamplesTurnsUntilARerun) {
   o.turns = 3;
   ASSERT_TRUE(Generator(*db_, model, prompt_, {}, o).Run({tasks_[0]}, nullptr).ok());
   EXPECT_EQ(db_->Attempts().value().size(), 1u);  // No turn 2 after the machine's failure.
+}
+
+// A sample's repair turn is asked while another sample's first answer is
+// still coming: no sample waits for a whole turn.
+TEST_F(GenerateTest, TurnsOverlapAcrossSamples) {
+  class Gated : public ModelClient {
+   public:
+    ModelCall Complete(const ChatRequest& request) override {
+      bool add = false;  // A request about 1_Add (its source is in the prompt).
+      for (const ChatMessage& m : request.messages) add = add || m.content.find("# 1_Add") != std::string::npos;
+      std::unique_lock<std::mutex> lock(mu_);
+      if (add && request.messages.size() == 2) {
+        waited_ = cv_.wait_for(lock, std::chrono::seconds(20), [&] { return repair_seen_; });
+      } else if (!add && request.messages.size() > 2) {
+        repair_seen_ = true;
+        cv_.notify_all();
+      }
+      return Answer("No code this time.");
+    }
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool repair_seen_ = false, waited_ = false;
+  } model;
+  GenerateOptions o = Options(1, 2);
+  o.turns = 2;
+  auto summary = Generator(*db_, model, prompt_, {}, o).Run(tasks_, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.message();
+  EXPECT_TRUE(model.waited_) << "2_Relu's second turn was not asked before 1_Add's first answer";
+  EXPECT_EQ(summary.value().asked, 4);
+  EXPECT_EQ(Outcomes(), (std::map<std::string, int>{{"no_code", 4}}));
+}
+
+// A run stopped between turns plans the next turn on its rerun, and a rerun
+// with more turns extends every sample that did not pass.
+TEST_F(GenerateTest, ARerunPlansTheTurnsThatAreMissing) {
+  FakeModel model({Answer("No code.")});
+  ASSERT_TRUE(Generator(*db_, model, prompt_, {}, Options(1, 2)).Run(tasks_, nullptr).ok());
+  EXPECT_EQ(db_->Attempts().value().size(), 2u);
+  GenerateOptions o = Options(1, 2);
+  o.turns = 3;
+  auto more = Generator(*db_, model, prompt_, {}, o).Run(tasks_, nullptr);
+  ASSERT_TRUE(more.ok()) << more.message();
+  EXPECT_EQ(more.value().asked, 4);
+  EXPECT_EQ(db_->Attempts().value().size(), 6u);
+  EXPECT_EQ(model.requests_.back().messages.size(), 6u);  // Turn 3 holds turns 1 and 2.
 }
 
 TEST(ProblemNumberTest, IsTheFileNamesNumericPrefix) {

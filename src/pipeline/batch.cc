@@ -3,18 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "core/files.h"
+#include "pipeline/job_stream.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr int kTimingQueuePerRunSlot = 3;
 
 constexpr std::size_t kHeaderBytes = 2048;
 
@@ -134,43 +131,13 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
                              const BatchOptions& options,
                              const std::function<void(const Job&, const Verdict&, const Progress&)>& on_verdict) {
   const auto start = std::chrono::steady_clock::now();
-  const int n = static_cast<int>(evaluators.size());
-  const int parallel = std::max(options.parallel, 1);
-  const int ahead = std::max(options.compile_ahead, 0);
-  // With evaluations compiling ahead, each device admits `parallel` of them
-  // to its runs at a time; without, there are only that many per device.
-  Slots compile_slots(std::max(ahead, 1));
-  std::vector<std::unique_ptr<Slots>> run_slots, timing_queues;
-  for (int d = 0; d < n; ++d) {
-    run_slots.push_back(std::make_unique<Slots>(parallel));
-    // Three per run slot: while a hang holds the device for its deadline, the
-    // candidates whose trials passed wait here, not in run slots, so that the
-    // next ones (another hang among them) still run their trials. With one per
-    // run slot, H200 run N waited 32 s to start its second hang, then 30 s for
-    // it. Each waiting process keeps its memory on the device: a smaller
-    // device gets fewer places.
-    const int places = ahead > 0 ? TimingQueuePlaces(evaluators[d]->backend().DeviceMemoryBytes(), parallel) : 0;
-    timing_queues.push_back(places > 0 ? std::make_unique<Slots>(places) : nullptr);
-  }
-  auto lanes_of = [&](int device) {
-    return ahead > 0 ? Lanes{&compile_slots, run_slots[device].get(), timing_queues[device].get()} : Lanes{};
-  };
-
   std::vector<Verdict> verdicts(jobs.size());
   std::vector<bool> finished(jobs.size(), false);
   std::mutex mu;
-  std::size_t next = 0;      // The next job to start.
   std::size_t reported = 0;  // Jobs handed to on_verdict, in order.
-  auto worker = [&](int device) {
-    const Lanes lanes = lanes_of(device);
-    while (true) {
-      std::size_t i;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (next == jobs.size()) return;
-        i = next++;
-      }
-      Verdict v = evaluators[device]->Evaluate(jobs[i].task, jobs[i].candidate, lanes);
+  JobStream stream(evaluators, options);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    stream.Submit(jobs[i], [&, i](const Job&, Verdict v) {
       std::lock_guard<std::mutex> lock(mu);
       verdicts[i] = std::move(v);
       finished[i] = true;
@@ -183,19 +150,9 @@ std::vector<Verdict> RunJobs(const std::vector<Evaluator*>& evaluators, const st
         if (on_verdict) on_verdict(jobs[reported], verdicts[reported], p);
         ++reported;
       }
-    }
-  };
-  // Thread t works on evaluator t mod N: slots are spread over the devices.
-  // In flight: each device's runs and its queue for timed calls, the compiles,
-  // and as many built candidates waiting for a run: so the CPUs go on building
-  // while the devices are behind (run 11 of throughput_h200.md started its
-  // last compiles at 132 s of 170, the built ones holding every place).
-  const int in_flight = ahead > 0 ? (2 + kTimingQueuePerRunSlot) * parallel * n + 2 * ahead : parallel * n;
-  const int threads = std::clamp<int>(in_flight, 1, static_cast<int>(std::max<std::size_t>(jobs.size(), 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t % n);
-  worker(0);
-  for (auto& t : pool) t.join();
+    });
+  }
+  stream.Finish();
   return verdicts;
 }
 

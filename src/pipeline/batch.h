@@ -64,6 +64,7 @@ struct BatchOptions {
 // without a run slot. Three per run slot (`parallel`); on a device with less
 // memory (`device_bytes`), one per kTimingQueueBytesPerPlace of it, and none
 // below that: a candidate then waits for its timed calls in its run slot.
+inline constexpr int kTimingQueuePerRunSlot = 3;
 inline constexpr std::uint64_t kTimingQueueBytesPerPlace = std::uint64_t{16} << 30;
 int TimingQueuePlaces(std::optional<std::uint64_t> device_bytes, int parallel);
 

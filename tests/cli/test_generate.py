@@ -115,6 +115,23 @@ def test_a_broken_kernel_is_repaired_from_the_verifiers_feedback(tasks, servers,
     assert [t["overall"]["pass_at_k_pct"]["1"] for t in report["turns"]] == [0.0, 100.0, 100.0]
 
 
+def test_verdicts_stream_while_other_samples_are_still_generated(tasks, servers, tmp_path):
+    # The sum task's first answer takes 20 s; meanwhile the ReLU sample's broken kernel is judged, repaired from its
+    # feedback, and the repair judged: no sample waits for another's turn.
+    shutil.copy(EXAMPLES / "tasks" / "sum_reduction.py", tasks / "level1" / "47_Sum.py")
+    s = servers({"content": fenced(RELU / "wrong_answer_kb.py")},
+                rules=[{"match": "torch.sum", "answers": [{"delay": 20, "content": "I would use a tree reduction."}]},
+                       {"match": "Wrong answer", "answers": [{"content": fenced(RELU / "pass_kb.py")}]}])
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--turns", "2", "--concurrency", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open_run(out) as run:
+        done = {(a["task_name"], a["turn"]): (a["outcome"], a["done_at"]) for a in run.attempts()}
+    assert done[("19_ReLU", 1)][0] == "wrong_answer" and done[("19_ReLU", 2)][0] == "pass"
+    assert done[("47_Sum", 1)][0] == "no_code" and ("47_Sum", 2) in done
+    assert done[("19_ReLU", 2)][1] < done[("47_Sum", 1)][1], done
+
+
 def test_a_server_that_goes_away_stops_the_run_and_a_rerun_finishes_it(tasks, servers, tmp_path):
     out = tmp_path / "run.db"
     proc = generate("http://127.0.0.1:9/v1", tasks, out, "--samples", "2", "--unreachable-after", "1")
