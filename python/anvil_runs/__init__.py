@@ -5,7 +5,8 @@
         run.info                 # the run's settings (dict; sampling and config parsed)
         run.tasks()              # [{"id", "name", "level", "problem", "path", "sha256", "source"}]
         run.attempts()           # one dict per attempt, with its task's identity; verdict parsed
-        run.requests(attempt_id) # the model requests of one attempt, oldest first
+        run.requests(attempt_id) # the model requests of one attempt, oldest first; `response` is the raw answer
+                                 # (with n > 1, every choice: `choice` is this attempt's)
         run.stage_times(attempt_id)
 
 This is the one Python reader of the format (the C++ one is src/runs/): report, synthesis and RFT code reads runs
@@ -14,7 +15,7 @@ through it, never with SQL of its own. It only reads: the file is opened read-on
 import json
 import sqlite3
 
-SUPPORTED_VERSION = 1
+SUPPORTED_VERSION = 2  # 2 adds request.choice; a version-1 file reads as choice 0 everywhere.
 
 __all__ = ["open_run", "Run", "RunFormatError", "SUPPORTED_VERSION"]
 
@@ -84,6 +85,7 @@ class Run:
             q["messages"] = _json(q.pop("messages_json"))
             q["logprobs"] = _json(q.pop("logprobs_json"))
             q["token_ids"] = _json(q.pop("token_ids_json"))
+            q.setdefault("choice", 0)
             out.append(q)
         return out
 

@@ -48,6 +48,7 @@ def test_reads_a_run(tmp_path):
         assert attempts[2]["problem"] is None and attempts[2]["state"] == "pending"
         [req] = run.requests(1)
         assert req["messages"][0]["content"] == "write" and req["token_ids"] == [1, 2]
+        assert req["choice"] == 0  # Version 1 has no choice column: every request answered one attempt.
         assert run.stage_times(1) == {"generate": 0.5}
 
 

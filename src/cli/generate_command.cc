@@ -53,6 +53,7 @@ struct GenerateArgs : EvalFlags, ModelFlags {
   std::optional<int> top_logprobs;
   bool return_token_ids = false;
   int concurrency = 16;
+  int n_per_request = 1;
   std::optional<int64_t> max_total_tokens;
   bool dry_run = false;
   bool no_verdict_cache = false;
@@ -212,6 +213,7 @@ int Run(const GenerateArgs& a) {
   if (a.history != "full" && a.history != "last") return Usage("--history must be full or last");
   if (a.format != "kernelbench" && a.format != "native") return Usage("--format must be kernelbench or native");
   if (a.samples < 1) return Usage("--samples must be at least 1");
+  if (a.n_per_request < 1) return Usage("--n-per-request must be at least 1");
   const fs::path cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
   auto prompt = LoadPrompt(a.prompt);
   if (!prompt.ok()) return Usage(prompt.message());
@@ -232,8 +234,9 @@ int Run(const GenerateArgs& a) {
     auto first = FirstTurnPrompts(prompt.value(), {tasks.value().front()}, a.backend, a.format, cache_dir);
     if (!first.ok()) return Usage(first.message());
     const std::vector<ChatMessage>& messages = first.value().begin()->second;
-    std::printf("%zu task(s) x %d sample(s): %zu request(s) to send, prompt %s v%d; the first:\n\n",
-                tasks.value().size(), a.samples, tasks.value().size() * a.samples, prompt.value().id.c_str(),
+    const std::size_t per_task = (a.samples + a.n_per_request - 1) / a.n_per_request;
+    std::printf("%zu task(s) x %d sample(s): %zu first-turn request(s) to send, prompt %s v%d; the first:\n\n",
+                tasks.value().size(), a.samples, tasks.value().size() * per_task, prompt.value().id.c_str(),
                 prompt.value().version);
     for (const ChatMessage& m : messages) std::printf("--- %s ---\n%s\n\n", m.role.c_str(), m.content.c_str());
     return kExitOk;
@@ -283,6 +286,7 @@ int Run(const GenerateArgs& a) {
   options.repair.optimize = a.optimize;
   options.repair.target_speedup = a.target_speedup;
   options.concurrency = a.concurrency;
+  options.n_per_request = a.n_per_request;
   options.max_total_tokens = a.max_total_tokens;
   fs::path candidates = a.out;
   candidates.replace_extension(".candidates");
@@ -359,6 +363,10 @@ void RegisterGenerate(CLI::App& app, int& exit_code) {
   cmd->add_option("--top-logprobs", args->top_logprobs, "Alternatives per token with --logprobs");
   cmd->add_flag("--return-token-ids", args->return_token_ids, "Ask for and record the token ids (vLLM)");
   cmd->add_option("--concurrency", args->concurrency, "Requests in flight")->capture_default_str();
+  cmd->add_option("--n-per-request", args->n_per_request,
+                  "Ask for up to this many of a task's first-turn samples in one request (the protocol's n); "
+                  "repair turns are asked one by one")
+      ->capture_default_str();
   cmd->add_option("--max-total-tokens", args->max_total_tokens,
                   "A budget of completion tokens for the run; no request is sent once it is used up");
   cmd->add_flag("--dry-run", args->dry_run, "Print the first prompt and the number of requests; send nothing");

@@ -1,5 +1,6 @@
 #include "gen/chat_json.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace anvil {
@@ -86,11 +87,15 @@ Result<ChatResponse> ParseChatResponse(const std::string& body) {
   ChatResponse response;
   response.id = Text(j, "id");
   response.model = Text(j, "model");
+  std::vector<std::pair<int64_t, ChatChoice>> indexed;  // In the order of their "index" (n > 1).
   for (const json& c : *choices) {
     auto choice = ParseChoice(c, body);
     if (!choice.ok()) return choice.status();
-    response.choices.push_back(std::move(choice).value());
+    const std::optional<int64_t> index = c.is_object() ? Integer(c, "index") : std::nullopt;
+    indexed.emplace_back(index.value_or(static_cast<int64_t>(indexed.size())), std::move(choice).value());
   }
+  std::stable_sort(indexed.begin(), indexed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [index, choice] : indexed) response.choices.push_back(std::move(choice));
   if (const auto usage = j.find("usage"); usage != j.end() && usage->is_object()) {
     TokenUsage u;
     u.prompt = Integer(*usage, "prompt_tokens").value_or(0);

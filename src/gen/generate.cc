@@ -27,8 +27,10 @@ std::string MessagesJson(const std::vector<ChatMessage>& messages) {
   return j.dump();
 }
 
-// The request's record: the raw answer as it came, whatever became of it.
-RequestRecord Record(const std::string& messages_json, const ModelCall& call) {
+// The request's record for the attempt its choice `choice` answers: the raw
+// answer as it came, whatever became of it. The request's token counts go
+// with choice 0 alone (they are the whole request's).
+RequestRecord Record(const std::string& messages_json, const ModelCall& call, std::size_t choice) {
   RequestRecord q;
   q.messages_json = messages_json;
   if (call.http_status != 0) q.response = call.body;
@@ -37,8 +39,14 @@ RequestRecord Record(const std::string& messages_json, const ModelCall& call) {
   q.message = call.message;
   q.attempts = call.attempts;
   q.latency_s = call.seconds;
-  if (call.response && !call.response->choices.empty()) {
-    const ChatChoice& c = call.response->choices.front();
+  q.choice = static_cast<int64_t>(choice);
+  if (call.ok() && choice >= call.response->choices.size()) {  // The server ignored n.
+    q.failure = "bad_answer";
+    q.message = "the request asked for more choices (n) than the " + std::to_string(call.response->choices.size()) +
+                " the server gave: it may not support n (leave out --n-per-request)";
+  }
+  if (call.response && choice < call.response->choices.size()) {
+    const ChatChoice& c = call.response->choices[choice];
     q.finish_reason = c.finish_reason;
     if (!c.logprobs.empty()) {
       nlohmann::json lp = nlohmann::json::array();
@@ -47,7 +55,7 @@ RequestRecord Record(const std::string& messages_json, const ModelCall& call) {
     }
     if (!c.token_ids.empty()) q.token_ids_json = nlohmann::json(c.token_ids).dump();
   }
-  if (call.response && call.response->usage) {
+  if (call.response && call.response->usage && choice == 0) {
     q.prompt_tokens = call.response->usage->prompt;
     q.completion_tokens = call.response->usage->completion;
     q.reasoning_tokens = call.response->usage->reasoning;
@@ -55,15 +63,17 @@ RequestRecord Record(const std::string& messages_json, const ModelCall& call) {
   return q;
 }
 
-// What an answer makes of its attempt.
-AnswerUpdate Update(const ModelCall& call, const std::string& format, const std::string& backend) {
+// What choice `choice` of an answer makes of its attempt.
+AnswerUpdate Update(const ModelCall& call, std::size_t choice, const std::string& format, const std::string& backend) {
   AnswerUpdate u;
-  if (!call.ok()) {  // The machine's: no reward, asked again on a rerun.
+  // The machine's: no reward, asked again on a rerun. A server that gives
+  // fewer choices than asked (it ignores `n`) leaves the others unanswered.
+  if (!call.ok() || choice >= call.response->choices.size()) {
     u.state = AttemptState::kDone;
     u.outcome = "server_error";
     return u;
   }
-  const ExtractedAnswer a = ExtractAnswer(call.response->choices.front(), format, backend);
+  const ExtractedAnswer a = ExtractAnswer(call.response->choices[choice], format, backend);
   if (!a.code.empty()) u.code = a.code;
   if (a.kind == AnswerKind::kCode) {
     u.state = AttemptState::kGenerated;
@@ -184,13 +194,23 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
 
   JobStream judges(evaluators_, options_.batch);
   std::vector<Request> pending;
+  std::map<int64_t, std::size_t> sharing;  // By task: its first turns' request that takes more (n).
   for (const AttemptRow& a : attempts.value()) {
     if (!tasks_.count(a.task_id)) continue;
     if (a.state == AttemptState::kPending) {
       const auto before = by_turn.find({a.sample_id, a.turn - 1});
-      auto messages = Messages(a, before == by_turn.end() ? nullptr : &before->second);
+      const AttemptRow* previous = before == by_turn.end() ? nullptr : &before->second;
+      if (a.turn == 1 || previous == nullptr) {  // The task's first-turn prompt: one request may ask for several.
+        const auto open = sharing.find(a.task_id);
+        if (open != sharing.end() && static_cast<int>(pending[open->second].attempts.size()) < options_.n_per_request) {
+          pending[open->second].attempts.push_back(a);
+          continue;
+        }
+        sharing[a.task_id] = pending.size();
+      }
+      auto messages = Messages(a, previous);
       if (!messages.ok()) return messages.status();
-      pending.push_back({a, std::move(messages).value()});
+      pending.push_back({{a}, std::move(messages).value()});
     } else if (a.state == AttemptState::kGenerated) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -242,7 +262,8 @@ Result<std::vector<ChatMessage>> Generator::Messages(const AttemptRow& attempt, 
   std::string answer;
   if (answered.value()) {
     auto response = ParseChatResponse(answered.value()->response);
-    if (response.ok() && !response.value().choices.empty()) answer = response.value().choices.front().content;
+    const std::size_t choice = static_cast<std::size_t>(answered.value()->choice);
+    if (response.ok() && choice < response.value().choices.size()) answer = response.value().choices[choice].content;
     if (options_.history == "full") {
       const nlohmann::json earlier = nlohmann::json::parse(answered.value()->messages_json, nullptr, false);
       if (earlier.is_array()) {
@@ -273,47 +294,50 @@ void Generator::AskLoop(JobStream& judges) {
       }
       if (stopping_) {  // Left pending, for a rerun.
         lock.unlock();
-        Close();
+        for (std::size_t i = 0; i < r.attempts.size(); ++i) Close();
         continue;
       }
     }
     ChatRequest request = options_.request;
     request.messages = r.messages;
+    request.sampling.n = static_cast<int>(r.attempts.size());
     const std::string messages_json = MessagesJson(r.messages);
     const double queued = Since(start_);
     const ModelCall call = client_.Complete(request);
-    const RequestRecord record = Record(messages_json, call);
-    AnswerUpdate update = Update(call, options_.format, options_.backend);
-    update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
-    const Status saved = db_.RecordAnswer(r.attempt.id, record, update);
-    const int64_t used = record.completion_tokens.value_or(0);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      tokens_ += used;
-      ++summary_.asked;
-      if (call.ok()) ++summary_.answered;
-      summary_.completion_tokens += used;
-      ++progress_.generated;
-      progress_.completion_tokens += used;
-      if (saved.ok() && update.state == AttemptState::kGenerated) ++progress_.to_judge;
-      Report();
-    }
-    if (!saved.ok()) {
-      Fail("cannot record an answer in the run database: " + saved.message());
-      Close();
-      continue;
-    }
     if (call.failure == ModelFailure::kUnreachable) Halt(call.message);
-    AttemptRow a = r.attempt;
-    a.state = update.state;
-    a.code = update.code;
-    a.format = update.format;
-    a.outcome = update.outcome;
-    a.reward = update.reward;
-    if (a.state == AttemptState::kGenerated) {
-      Judge(a, judges);  // Its work goes on there.
-    } else {
-      FollowUp(a);
+    for (std::size_t i = 0; i < r.attempts.size(); ++i) {
+      const RequestRecord record = Record(messages_json, call, i);
+      AnswerUpdate update = Update(call, i, options_.format, options_.backend);
+      update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
+      const Status saved = db_.RecordAnswer(r.attempts[i].id, record, update);
+      const int64_t used = record.completion_tokens.value_or(0);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        tokens_ += used;
+        if (i == 0) ++summary_.asked;
+        if (call.ok() && i < call.response->choices.size()) ++summary_.answered;
+        summary_.completion_tokens += used;
+        ++progress_.generated;
+        progress_.completion_tokens += used;
+        if (saved.ok() && update.state == AttemptState::kGenerated) ++progress_.to_judge;
+        Report();
+      }
+      if (!saved.ok()) {
+        Fail("cannot record an answer in the run database: " + saved.message());
+        Close();
+        continue;
+      }
+      AttemptRow a = r.attempts[i];
+      a.state = update.state;
+      a.code = update.code;
+      a.format = update.format;
+      a.outcome = update.outcome;
+      a.reward = update.reward;
+      if (a.state == AttemptState::kGenerated) {
+        Judge(a, judges);  // Its work goes on there.
+      } else {
+        FollowUp(a);
+      }
     }
   }
 }
@@ -414,7 +438,7 @@ void Generator::FollowUp(const AttemptRow& done) {
       if (!messages.ok()) {
         Fail(messages.message());
       } else {
-        Queue({next, std::move(messages).value()});
+        Queue({{next}, std::move(messages).value()});
       }
     }
   }
@@ -424,8 +448,8 @@ void Generator::FollowUp(const AttemptRow& done) {
 void Generator::Queue(Request request) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++open_;
-    ++progress_.to_generate;
+    open_ += static_cast<int64_t>(request.attempts.size());
+    progress_.to_generate += static_cast<int64_t>(request.attempts.size());
     requests_.push_back(std::move(request));
   }
   changed_.notify_all();

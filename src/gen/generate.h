@@ -43,6 +43,9 @@ struct GenerateOptions {
   std::string history = "full";  // A repair request holds every earlier turn ("full") or the last ("last").
   RepairOptions repair;
   int concurrency = 16;  // Requests in flight.
+  // First-turn samples of a task asked in one request (the protocol's `n`);
+  // repair turns are asked one by one (each has its own conversation).
+  int n_per_request = 1;
   // A run-wide budget of completion tokens: no request is sent once the
   // answers so far used it up (the run stops, resumable).
   std::optional<int64_t> max_total_tokens;
@@ -105,9 +108,10 @@ class Generator {
                               const std::function<void(const GenerateProgress&)>& on_progress);
 
  private:
-  // An attempt to ask the model for, with its request's messages.
+  // Attempts to ask the model for in one request (several: first turns of
+  // one task, with n), with the request's messages.
   struct Request {
-    AttemptRow attempt;
+    std::vector<AttemptRow> attempts;
     std::vector<ChatMessage> messages;
   };
 

@@ -190,6 +190,47 @@ TEST_F(GenerateTest, AServerErrorEndsTheSamplesTurnsUntilARerun) {
   EXPECT_EQ(db_->Attempts().value().size(), 1u);  // No turn 2 after the machine's failure.
 }
 
+// Several first-turn samples of a task in one request (n): each choice is
+// its own sample's answer; a server that gives fewer choices than asked
+// leaves the others to a rerun (server_error).
+TEST_F(GenerateTest, OneRequestAnswersSeveralSamples) {
+  ModelCall three = Answer("No code, first.");
+  for (const char* text : {"No code, second.", "```python\nclass ModelNew:\n"}) {
+    ChatChoice c;
+    c.content = text;
+    c.finish_reason = "stop";
+    three.response->choices.push_back(c);
+  }
+  three.response->choices.back().finish_reason = "length";
+  FakeModel model({three});
+  GenerateOptions o = Options(5, 1);
+  o.n_per_request = 3;
+  auto summary = Generator(*db_, model, prompt_, {}, o).Run({tasks_[0]}, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.message();
+  ASSERT_EQ(model.requests_.size(), 2u);  // 3 + 2.
+  EXPECT_EQ(model.requests_[0].sampling.n, 3);
+  EXPECT_EQ(model.requests_[1].sampling.n, 2);
+  EXPECT_EQ(summary.value().asked, 2);
+  EXPECT_EQ(summary.value().answered, 5);
+  EXPECT_EQ(summary.value().completion_tokens, 20);  // The request's usage, counted once per request.
+  EXPECT_EQ(Outcomes(), (std::map<std::string, int>{{"no_code", 4}, {"truncated", 1}}));
+  auto last = db_->LastAnswered(db_->Attempts().value()[1].id).value();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->choice, 1);
+
+  FakeModel ignores_n({Answer("No code, only one choice.")});
+  auto db = std::move(RunDb::Open(dir_ / "n.db", true)).value();
+  RunInfo info;
+  info.model = "m";
+  info.prompt_id = kDefaultPromptId;
+  info.backend = "cpu";
+  ASSERT_TRUE(db->BeginRun(info).ok());
+  ASSERT_TRUE(Generator(*db, ignores_n, prompt_, {}, o).Run({tasks_[0]}, nullptr).ok());
+  std::map<std::string, int> by;
+  for (const AttemptRow& a : db->Attempts().value()) ++by[a.outcome.value_or("?")];
+  EXPECT_EQ(by, (std::map<std::string, int>{{"no_code", 2}, {"server_error", 3}}));
+}
+
 // A sample's repair turn is asked while another sample's first answer is
 // still coming: no sample waits for a whole turn.
 TEST_F(GenerateTest, TurnsOverlapAcrossSamples) {

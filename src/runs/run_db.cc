@@ -85,7 +85,10 @@ const char* AttemptStateName(AttemptState state) {
   return "pending";
 }
 
-RunDb::RunDb(std::unique_ptr<Sqlite> db) : db_(std::move(db)) {}
+// Version 1 to 2 (docs/run-db.md).
+constexpr const char* kToVersion2 = "ALTER TABLE request ADD COLUMN choice INTEGER NOT NULL DEFAULT 0;";
+
+RunDb::RunDb(std::unique_ptr<Sqlite> db, bool has_choice) : db_(std::move(db)), has_choice_(has_choice) {}
 RunDb::~RunDb() = default;
 
 Result<std::unique_ptr<RunDb>> RunDb::Open(const std::filesystem::path& path, bool create, bool read_only) {
@@ -114,11 +117,15 @@ Result<std::unique_ptr<RunDb>> RunDb::Open(const std::filesystem::path& path, bo
     }
     if (read_only) return Status::Error(path.string() + " is an empty run database");
     ANVIL_RETURN_IF_ERROR(s.Exec("PRAGMA journal_mode = WAL"));
-    ANVIL_RETURN_IF_ERROR(s.Exec(std::string("BEGIN IMMEDIATE;\n") + kRunSchemaV1 +
-                                 "\nPRAGMA user_version = " + std::to_string(kRunDbVersion) + ";\nCOMMIT;"));
+    ANVIL_RETURN_IF_ERROR(s.Exec(std::string("BEGIN IMMEDIATE;\n") + kRunSchemaV1 + "\n" + kToVersion2 +
+                                 "\nPRAGMA user_version = 2;\nCOMMIT;"));
+  } else if (version.value() == 1 && !read_only) {
+    ANVIL_RETURN_IF_ERROR(
+        s.Exec(std::string("BEGIN IMMEDIATE;\n") + kToVersion2 + "\nPRAGMA user_version = 2;\nCOMMIT;"));
   }
   if (!read_only) ANVIL_RETURN_IF_ERROR(s.Exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL"));
-  return std::unique_ptr<RunDb>(new RunDb(std::move(db).value()));
+  const bool has_choice = version.value() != 1 || !read_only;
+  return std::unique_ptr<RunDb>(new RunDb(std::move(db).value(), has_choice));
 }
 
 Result<RunInfo> RunDb::InfoLocked() {
@@ -292,14 +299,14 @@ Result<std::vector<AttemptRow>> RunDb::Attempts() {
 Result<std::optional<RunDb::Answered>> RunDb::LastAnswered(int64_t attempt_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto s = db_->Prepare(
-      "SELECT messages_json, response FROM request WHERE attempt_id = ?1 AND failure = 'none' AND response IS NOT "
-      "NULL ORDER BY id DESC LIMIT 1");
+      std::string("SELECT messages_json, response, ") + (has_choice_ ? "choice" : "0") +
+      " FROM request WHERE attempt_id = ?1 AND failure = 'none' AND response IS NOT NULL ORDER BY id DESC LIMIT 1");
   if (!s.ok()) return s.status();
   s.value().Bind(1, attempt_id);
   auto row = s.value().Step();
   if (!row.ok()) return row.status();
   if (!row.value()) return std::optional<Answered>();
-  return std::optional<Answered>(Answered{s.value().Text(0), s.value().Text(1)});
+  return std::optional<Answered>(Answered{s.value().Text(0), s.value().Text(1), s.value().Int(2)});
 }
 
 Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const AnswerUpdate& update) {
@@ -309,7 +316,7 @@ Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const Ans
   auto insert = db_->Prepare(
       "INSERT INTO request (attempt_id, messages_json, response, http_status, failure, message, finish_reason, "
       "prompt_tokens, completion_tokens, reasoning_tokens, attempts, latency_s, logprobs_json, token_ids_json, "
-      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "created_at, choice) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   if (!insert.ok()) return insert.status();
   insert.value()
       .Bind(1, attempt_id)
@@ -326,7 +333,8 @@ Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const Ans
       .Bind(12, q.latency_s)
       .Bind(13, q.logprobs_json)
       .Bind(14, q.token_ids_json)
-      .Bind(15, Now());
+      .Bind(15, Now())
+      .Bind(16, q.choice);
   ANVIL_RETURN_IF_ERROR(insert.value().Run());
   auto set = db_->Prepare(
       "UPDATE attempt SET state = ?2, code = ?3, format = ?4, outcome = ?5, reward = ?6, "

@@ -21,7 +21,10 @@ namespace anvil {
 
 class Sqlite;
 
-inline constexpr int64_t kRunDbVersion = 1;
+// Version 1: schema_v1.sql. Version 2 adds request.choice (several samples
+// answered by one request, `n`); a version-1 database opened for writing is
+// moved to version 2, one opened for reading is read as it is.
+inline constexpr int64_t kRunDbVersion = 2;
 
 // The run's settings: a rerun must match them (but for samples and turns,
 // which it may raise).
@@ -79,6 +82,9 @@ struct RequestRecord {
   int64_t attempts = 1;
   double latency_s = 0;
   std::optional<std::string> logprobs_json, token_ids_json;
+  // Which of the answer's choices is this attempt's: one request with n > 1
+  // answers n attempts, each recorded with the whole answer and its choice.
+  int64_t choice = 0;
 };
 
 // What an answer made of its attempt: code to judge (state generated), or an
@@ -131,6 +137,7 @@ class RunDb {
   struct Answered {
     std::string messages_json;
     std::string response;
+    int64_t choice = 0;  // The attempt's choice in the response.
   };
   Result<std::optional<Answered>> LastAnswered(int64_t attempt_id);
 
@@ -146,10 +153,11 @@ class RunDb {
   Status Checkpoint();
 
  private:
-  explicit RunDb(std::unique_ptr<Sqlite> db);
+  RunDb(std::unique_ptr<Sqlite> db, bool has_choice);
   Result<RunInfo> InfoLocked();
   std::mutex mu_;
   std::unique_ptr<Sqlite> db_;
+  bool has_choice_;  // request.choice exists (version 2).
 };
 
 }  // namespace anvil

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "core/temp_dir_fixture.h"
+#include "runs/run_schema.h"
+#include "runs/sqlite.h"
 
 namespace anvil {
 namespace {
@@ -136,6 +138,45 @@ TEST_F(RunDbTest, AnswersAndVerdictsLandWithTheirAttempt) {
   EXPECT_DOUBLE_EQ(attempts[1].reward.value(), -1.0);
   // An answer for an attempt that does not exist rolls back whole: no request without its attempt.
   EXPECT_FALSE(db->RecordAnswer(9999, q, code).ok());
+}
+
+// A version-1 file (before request.choice) is read as it is, and moved to
+// version 2 when opened for writing; its requests answered choice 0.
+TEST_F(RunDbTest, AVersionOneRunIsReadAsItIsAndMovedOnForWriting) {
+  {
+    auto raw = Sqlite::Open(dir_ / "run.db", /*create=*/true, /*read_only=*/false);
+    ASSERT_TRUE(raw.ok()) << raw.message();
+    ASSERT_TRUE(raw.value()->Exec(std::string(kRunSchemaV1) + "\nPRAGMA user_version = 1;").ok());
+    ASSERT_TRUE(raw.value()
+                    ->Exec("INSERT INTO run VALUES (1, 1.0, 'v', 'm', 'e', 'p', 1, 'cpu', 1, 1, '{}', '{}');"
+                           "INSERT INTO task VALUES (1, 't', 1, 1, '/t.py', 'aa', 'src');"
+                           "INSERT INTO sample VALUES (1, 1, 0);"
+                           "INSERT INTO attempt VALUES (1, 1, 1, 'done', 'no_code', NULL, NULL, NULL, -1, 0, 1, 2);"
+                           "INSERT INTO request VALUES (1, 1, '[]', '{\"choices\": []}', 200, 'none', '', 'stop', "
+                           "NULL, NULL, NULL, 1, 0.5, NULL, NULL, 1.5);")
+                    .ok());
+  }
+  {
+    auto read = RunDb::Open(dir_ / "run.db", /*create=*/false, /*read_only=*/true);
+    ASSERT_TRUE(read.ok()) << read.message();
+    auto answered = read.value()->LastAnswered(1);
+    ASSERT_TRUE(answered.ok()) << answered.message();
+    ASSERT_TRUE(answered.value().has_value());
+    EXPECT_EQ(answered.value()->choice, 0);
+  }
+  auto db = RunDb::Open(dir_ / "run.db", /*create=*/false);
+  ASSERT_TRUE(db.ok()) << db.message();
+  EXPECT_EQ(Sqlite::Open(dir_ / "run.db", false, true).value()->UserVersion().value(), kRunDbVersion);
+  RequestRecord q;
+  q.messages_json = "[]";
+  q.response = R"({"choices": []})";
+  q.http_status = 200;
+  q.choice = 3;
+  AnswerUpdate none;
+  none.state = AttemptState::kDone;
+  none.outcome = "no_code";
+  ASSERT_TRUE(db.value()->RecordAnswer(1, q, none).ok());
+  EXPECT_EQ(db.value()->LastAnswered(1).value()->choice, 3);
 }
 
 TEST_F(RunDbTest, TheMachinesFailuresAreReopenedOnARerun) {

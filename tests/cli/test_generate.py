@@ -167,7 +167,7 @@ def test_dry_run_and_usage_errors(tasks, tmp_path):
     out = tmp_path / "run.db"
     proc = run_anvil("generate", "--model", "m", "--tasks", str(tasks), "--out", str(out), "--dry-run", env=NO_KEYS)
     assert proc.returncode == 0, proc.stderr
-    assert "1 request(s) to send" in proc.stdout and "class ModelNew" in proc.stdout and "--- user ---" in proc.stdout
+    assert "1 first-turn request(s) to send" in proc.stdout and "class ModelNew" in proc.stdout and "--- user ---" in proc.stdout
     assert not out.exists()
     for args, says in ((["--turns", "0"], "--turns"), (["--history", "all"], "--history"),
                        (["--format", "triton"], "--format"),
@@ -238,6 +238,32 @@ def test_log_probs_and_token_ids_are_recorded_when_asked(tasks, servers, tmp_pat
         assert [t["token"] for t in req["logprobs"]] == ["no", "code", "in", "these", "five", "words"]
         assert all(t["logprob"] == -0.5 for t in req["logprobs"])
         assert req["token_ids"] == [1, 2, 3, 4, 5, 6]
+
+
+def test_one_request_with_n_answers_several_samples(tasks, servers, tmp_path):
+    # Four first-turn samples in one request (n = 4), each choice its sample's answer; the wrong one is repaired
+    # from its own choice.
+    s = servers({"content": fenced(RELU / "pass_kb.py")}, {"content": fenced(RELU / "wrong_answer_kb.py")},
+                {"content": "I would write a vectorized loop."}, {"refusal": "I cannot help with that."},
+                rules=[{"match": "Wrong answer", "answers": [{"content": fenced(RELU / "pass_kb.py")}]},
+                       {"match": "no code block", "answers": [{"content": "Still no code."}]}])
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "4", "--n-per-request", "4", "--turns", "2", "--logprobs")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bodies = [r["body"] for r in s.requests()]
+    assert bodies[0]["n"] == 4 and all("n" not in b for b in bodies[1:]) and len(bodies) == 4
+    with open_run(out) as run:
+        attempts = run.attempts()
+        assert [(a["sample"], a["turn"], a["outcome"]) for a in attempts] == [
+            (0, 1, "pass"), (1, 1, "wrong_answer"), (1, 2, "pass"), (2, 1, "no_code"), (2, 2, "no_code"),
+            (3, 1, "refused"), (3, 2, "refused")]
+        first = [run.requests(a["id"])[0] for a in attempts if a["turn"] == 1]
+        assert [q["choice"] for q in first] == [0, 1, 2, 3]
+        assert len({q["response"] for q in first}) == 1  # One answer, recorded with each of its samples.
+        assert first[0]["completion_tokens"] > 0 and all(q["completion_tokens"] is None for q in first[1:])
+        assert [t["token"] for t in first[2]["logprobs"]][:3] == ["I", "would", "write"]
+        repair = run.requests(attempts[2]["id"])[0]["messages"]
+        assert "leaky" in repair[2]["content"].lower()  # Sample 1's own answer, not choice 0's.
 
 
 def test_a_run_killed_mid_way_loses_nothing_and_a_rerun_finishes_it(tasks, servers, tmp_path):

@@ -5,8 +5,9 @@
 It prints `listening http://127.0.0.1:PORT/v1` once it accepts connections, and serves until killed.
 
 The script is {"rules": [{"match": TEXT, "answers": [STEP, ...]}, ...]}. A request goes to the first rule whose
-`match` (absent: any) is in its last message's content; each request takes the rule's next step, and the last one
-repeats once the others are used. A step is one answer:
+`match` (absent: any) is in its last message's content, whose `context` (absent: any) is in one of its messages, and
+whose `turn` (absent: any) is the number of user messages it holds; each request takes the rule's next step, and the
+last one repeats once the others are used. A step is one answer:
   {"content": "...", "finish_reason": "stop", "reasoning": "..."}   a chat completion (usage counted in words; with
                                                                      logprobs/return_token_ids asked, one token a word)
   {"refusal": "..."}                                                 a refusal (content null)
@@ -14,6 +15,7 @@ repeats once the others are used. A step is one answer:
   {"raw": "<html>...</html>"}                                        a 200 whose body is this text
   {"drop": true}                                                     the connection closed without an answer
   {"delay": 2.5, ...}                                                 any of the above, that many seconds later
+A request with "n" > 1 takes n steps, one choice each (the first step's delay, status, raw or drop answers for all).
 A top-level {"faults": {"rate": 0.05, "seed": 1}} replaces that share of the answers, at random, with a 500, a 200
 that is not JSON, or a dropped connection (the step is used up all the same).
 Every request is appended to the log as one JSON line: {"path", "authorization", "body"} (body parsed when JSON).
@@ -40,43 +42,59 @@ class Script:
         self.fault_rate = faults.get("rate", 0.0)
         self.random = random.Random(faults.get("seed", 0))
 
-    def step_for(self, text):
+    def step_for(self, messages):
+        text = str(messages[-1].get("content", ""))
+        turn = sum(1 for m in messages if m.get("role") == "user")
         with self.lock:
             for i, rule in enumerate(self.rules):
-                if rule.get("match") is None or rule["match"] in text:
-                    answers = rule["answers"]
-                    step = answers[min(self.next[i], len(answers) - 1)]
-                    self.next[i] += 1
-                    if self.fault_rate and self.random.random() < self.fault_rate:
-                        return self.random.choice(self.FAULTS)
-                    return step
+                if rule.get("match") is not None and rule["match"] not in text:
+                    continue
+                if rule.get("turn") is not None and rule["turn"] != turn:
+                    continue
+                if rule.get("context") is not None and not any(rule["context"] in str(m.get("content", ""))
+                                                               for m in messages):
+                    continue
+                answers = rule["answers"]
+                step = answers[min(self.next[i], len(answers) - 1)]
+                self.next[i] += 1
+                if self.fault_rate and self.random.random() < self.fault_rate:
+                    return self.random.choice(self.FAULTS)
+                return step
         return {"status": 500, "body": json.dumps({"error": {"message": "the test script has no rule for this"}})}
 
 
-def completion(step, request):
+def choice_of(step, request, index):
     content = step.get("content")
     message = {"role": "assistant", "content": content}
     if "refusal" in step:
         message = {"role": "assistant", "content": None, "refusal": step["refusal"]}
     if "reasoning" in step:
         message["reasoning_content"] = step["reasoning"]
-    choice = {"index": 0, "message": message, "finish_reason": step.get("finish_reason", "stop")}
+    choice = {"index": index, "message": message, "finish_reason": step.get("finish_reason", "stop")}
     words = (content or "").split()
     if request.get("logprobs"):  # One "token" per word, log-prob -0.5 each (a test's numbers, not a model's).
         choice["logprobs"] = {"content": [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []}
                                           for w in words]}
     if request.get("return_token_ids"):
         choice["token_ids"] = list(range(1, len(words) + 1))
+    return choice, len((content or step.get("refusal", "")).split())
+
+
+def completion(steps, request):
+    choices, completion_words = [], 0
+    for i, step in enumerate(steps):
+        choice, words = choice_of(step, request, i)
+        choices.append(choice)
+        completion_words += words
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
-    completion_words = len((content or step.get("refusal", "")).split())
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": step.get("model", request.get("model", "test-model")),
-        "choices": [choice],
-        "usage": step.get("usage", {"prompt_tokens": prompt_words, "completion_tokens": completion_words,
-                                    "total_tokens": prompt_words + completion_words}),
+        "model": steps[0].get("model", request.get("model", "test-model")),
+        "choices": choices,
+        "usage": steps[0].get("usage", {"prompt_tokens": prompt_words, "completion_tokens": completion_words,
+                                        "total_tokens": prompt_words + completion_words}),
     }
 
 
@@ -120,7 +138,10 @@ class Handler(BaseHTTPRequestHandler):
                       json.dumps({"error": {"message": f"not a chat completion request: {self.path}"}}))
             return
         messages = request.get("messages") or [{}]
-        step = self.script.step_for(str(messages[-1].get("content", "")))
+        messages = [m if isinstance(m, dict) else {} for m in messages]
+        n = request.get("n") if isinstance(request.get("n"), int) and request.get("n") > 1 else 1
+        steps = [self.script.step_for(messages) for _ in range(n)]
+        step = steps[0]
         time.sleep(step.get("delay", 0))
         if step.get("drop"):
             self.close_connection = True
@@ -132,7 +153,7 @@ class Handler(BaseHTTPRequestHandler):
             body = step.get("body", json.dumps({"error": {"message": f"scripted {step['status']}"}}))
             self.send(step["status"], body, step.get("headers"))
         else:
-            self.send(200, json.dumps(completion(step, request)), step.get("headers"))
+            self.send(200, json.dumps(completion(steps, request)), step.get("headers"))
 
 
 def main():
