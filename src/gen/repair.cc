@@ -53,7 +53,8 @@ std::string Measured(const json& perf, double target) {
 
 bool NeedsAnotherTurn(const AttemptRow& latest, const RepairOptions& options) {
   if (latest.state != AttemptState::kDone || !latest.outcome) return false;
-  if (*latest.outcome == "server_error") return false;
+  // The machine's failures: a rerun asks or judges that turn again.
+  if (*latest.outcome == "server_error" || *latest.outcome == "infra_error") return false;
   if (*latest.outcome != "pass") return true;
   if (!options.optimize) return false;
   const double speedup = Number(Perf(Verdict(latest)), "speedup_eager");

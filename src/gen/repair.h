@@ -18,7 +18,8 @@ struct RepairOptions {
 
 // Whether the sample whose latest attempt is `latest` (done) gets another
 // turn: not after a pass (unless optimize and slower than the target), not
-// after a server_error (a rerun asks that turn again).
+// after the machine's failures (server_error, infra_error: a rerun asks or
+// judges that turn again).
 bool NeedsAnotherTurn(const AttemptRow& latest, const RepairOptions& options);
 
 // The repair request's last message for `latest`.

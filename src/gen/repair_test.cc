@@ -21,12 +21,13 @@ constexpr const char* kSlowPass = R"({"status": "pass", "feedback": "Correct.", 
 
 TEST(RepairTest, WhoGetsAnotherTurn) {
   RepairOptions o;
-  for (const char* failed : {"compile_error", "runtime_error", "timeout", "wrong_answer", "cheat", "infra_error",
-                             "no_code", "truncated", "refused"}) {
+  for (const char* failed :
+       {"compile_error", "runtime_error", "timeout", "wrong_answer", "cheat", "no_code", "truncated", "refused"}) {
     EXPECT_TRUE(NeedsAnotherTurn(Done(failed), o)) << failed;
   }
   EXPECT_FALSE(NeedsAnotherTurn(Done("pass", kSlowPass), o));
   EXPECT_FALSE(NeedsAnotherTurn(Done("server_error"), o));  // The machine's: a rerun asks that turn again.
+  EXPECT_FALSE(NeedsAnotherTurn(Done("infra_error"), o));   // The machine's: a rerun judges it again.
   AttemptRow pending;
   EXPECT_FALSE(NeedsAnotherTurn(pending, o));
   o.optimize = true;
