@@ -174,6 +174,7 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   progress_ = {};
   requests_.clear();
   open_ = 0;
+  judging_.clear();
   over_ = stopping_ = false;
   failure_.clear();
   tokens_ = 0;
@@ -367,29 +368,56 @@ void Generator::Judge(const AttemptRow& a, JobStream& judges) {
     parts.format = format;
     parts.candidate_text = a.code.value_or("");
     key = VerdictCacheKey(parts);
-    if (auto hit = options_.verdict_cache->Lookup(key, file.string())) {
-      const nlohmann::json v = nlohmann::json::parse(*hit, nullptr, false);
-      VerdictUpdate u;
-      u.outcome = v.value("status", "infra_error");
-      u.verdict_json = *hit;
-      if (v.contains("reward") && v["reward"].is_number()) u.reward = v["reward"].get<double>();
-      u.cached = true;
-      u.stage_seconds["judge"] = 0;
-      Judged(a, u);
+    if (AnswerFromCache(a, key, file)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [judging, first] = judging_.try_emplace(key);
+    if (!first) {  // The same candidate is being judged: its verdict answers this one too.
+      judging->second.push_back({a, file});
       return;
     }
   }
-  judges.Submit({task, file, ""}, [this, a, key](const Job&, Verdict v) {
+  Submit(a, key, file, judges);
+}
+
+bool Generator::AnswerFromCache(const AttemptRow& a, const std::string& key, const fs::path& file) {
+  auto hit = options_.verdict_cache->Lookup(key, file.string());
+  if (!hit) return false;
+  const nlohmann::json v = nlohmann::json::parse(*hit, nullptr, false);
+  VerdictUpdate u;
+  u.outcome = v.value("status", "infra_error");
+  u.verdict_json = *hit;
+  if (v.contains("reward") && v["reward"].is_number()) u.reward = v["reward"].get<double>();
+  u.cached = true;
+  u.stage_seconds["judge"] = 0;
+  Judged(a, u);
+  return true;
+}
+
+void Generator::Submit(const AttemptRow& a, const std::string& key, const fs::path& file, JobStream& judges) {
+  judges.Submit({tasks_.at(a.task_id), file, ""}, [this, a, key, &judges](const Job&, Verdict v) {
     VerdictUpdate u;
     u.outcome = StatusName(v.status);
     u.verdict_json = VerdictToJson(v, -1);
     u.reward = v.reward;
     u.stage_seconds = v.stage_seconds;
     u.stage_seconds["judge"] = v.seconds;
-    if (options_.verdict_cache != nullptr && !key.empty() && VerdictCacheable(u.outcome)) {
+    if (!key.empty() && VerdictCacheable(u.outcome)) {
       (void)options_.verdict_cache->Store(key, u.verdict_json);  // A cache that cannot be written only costs time.
     }
     Judged(a, u);
+    if (key.empty()) return;
+    std::vector<std::pair<AttemptRow, fs::path>> waiting;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = judging_.find(key); it != judging_.end()) {
+        waiting = std::move(it->second);
+        judging_.erase(it);
+      }
+    }
+    // From the cache, or (a verdict that is not cached: timeout, infra_error) each judged on its own.
+    for (const auto& [w, w_file] : waiting) {
+      if (!AnswerFromCache(w, key, w_file)) Submit(w, "", w_file, judges);
+    }
   });
 }
 

@@ -129,6 +129,11 @@ class Generator {
   // Writes the candidate of a generated attempt and has it judged (or
   // answers it from the verdict cache).
   void Judge(const AttemptRow& attempt, JobStream& judges);
+  // Records the verdict cache's verdict for `key` when it has one.
+  bool AnswerFromCache(const AttemptRow& attempt, const std::string& key, const std::filesystem::path& file);
+  // Hands the candidate to the judges; with a `key`, its verdict also
+  // answers the same candidates that came while it was judged.
+  void Submit(const AttemptRow& attempt, const std::string& key, const std::filesystem::path& file, JobStream& judges);
   // Records a verdict.
   void Judged(AttemptRow attempt, const VerdictUpdate& update);
   // After `done` (an attempt that ended): queues the sample's next turn when
@@ -157,6 +162,9 @@ class Generator {
   bool stopping_ = false;         // No more requests are sent.
   std::string failure_;           // anvil's own error, when one stopped the run.
   int64_t tokens_ = 0;            // Completion tokens used this time.
+  // Candidates waiting for the verdict of the same candidate (by verdict
+  // cache key) that is being judged, with their files.
+  std::map<std::string, std::vector<std::pair<AttemptRow, std::filesystem::path>>> judging_;
   GenerateSummary summary_;
   GenerateProgress progress_;
   std::chrono::steady_clock::time_point start_;

@@ -365,3 +365,19 @@ def test_a_candidate_judged_before_is_answered_from_the_verdict_cache(tasks, ser
     assert proc.returncode == 0 and "(0 from the verdict cache)" in proc.stdout
     listing = json.loads(run_anvil("cache", "list", "--cache-dir", cache_dir(), "--json").stdout)
     assert listing["kinds"]["verdicts"]["entries"] >= 1
+
+
+def test_the_same_candidate_answered_many_times_at_once_is_judged_once(tasks, servers, tmp_path):
+    # Eight samples answer the same new kernel at once: one is judged, its verdict answers the seven that came
+    # while it was judged.
+    unique = (RELU / "pass_kb.py").read_text() + f"\n# {tmp_path}\n"
+    s = servers({"content": f"```python\n{unique}```\n"})
+    proc = generate(s.url, tasks, tmp_path / "run.db", "--samples", "8", "--concurrency", "8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "8 judged (7 from the verdict cache)" in proc.stdout, proc.stdout
+    with open_run(tmp_path / "run.db") as r:
+        attempts = r.attempts()
+        assert [a["outcome"] for a in attempts] == ["pass"] * 8
+        assert sum(not a["cached"] for a in attempts) == 1
+        paths = {a["verdict"]["candidate"]["path"].rsplit("/", 1)[-1] for a in attempts}
+        assert paths == {f"sample{i}_turn1.py" for i in range(8)}  # Each verdict names its own sample's file.
