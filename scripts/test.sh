@@ -2,10 +2,12 @@
 # Sets everything up, then runs every CPU test (unit, CLI black-box, Python).
 # GPU tests carry the CTest label `gpu`; run them on a GPU machine with
 #   ctest --test-dir build -L gpu
+# The real model server's test (llama-cpp-python, built from source: ~5 minutes) carries `model_server`:
+#   scripts/model_server_venv.sh && ctest --test-dir build -L model_server
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 build="${ANVIL_BUILD_DIR:-$root/build}"
-labels=(-LE gpu)
+labels=(-LE "gpu|model_server")
 [ "${ANVIL_GPU_TESTS:-0}" = "1" ] && labels=()
 ctest --test-dir "$build" --output-on-failure "${labels[@]}" "$@"
