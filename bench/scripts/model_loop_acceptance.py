@@ -66,6 +66,12 @@ def answer(kind):
 def honest_kernels():
     """KernelBench path -> an honest candidate's file (the sweep's legit/ kernels written for its sizes)."""
     tasks = json.loads((SWEEP / "tasks.json").read_text())
+    # The variant of each problem whose sizes shrink_kernelbench.py uses: the first by name that changes no dtype
+    # (a variant may change more than sizes, e.g. return indices too: its kernels are not this problem's).
+    variant = {}
+    for name, spec in sorted(tasks.items()):
+        if not any("dtype" in new for _, new in spec["replace"]):
+            variant.setdefault(spec["kernelbench"], name)
     found = {}
     for f in sorted((SWEEP / "legit").glob("*.py")):
         text = f.read_text()
@@ -74,8 +80,8 @@ def honest_kernels():
         if not task or not expect or expect.group(1) != "pass" or f.stem in NOT_PASS:
             continue
         spec = tasks.get(task.group(1))
-        if spec is None or any("dtype" in new for _, new in spec["replace"]):
-            continue  # A task of tasks/, or a dtype variant: not the problem at its shrunk size.
+        if spec is None or variant.get(spec["kernelbench"]) != task.group(1):
+            continue  # A task of tasks/, or another variant: not the problem at its shrunk size.
         found.setdefault(spec["kernelbench"], f)
     return found
 
