@@ -303,7 +303,7 @@ void Generator::AskLoop(JobStream& judges) {
     request.messages = r.messages;
     request.sampling.n = static_cast<int>(r.attempts.size());
     const std::string messages_json = MessagesJson(r.messages);
-    const double queued = Since(start_);
+    const double queued = Since(r.queued_at);  // Waiting for a free request slot (--concurrency).
     const ModelCall call = client_.Complete(request);
     if (call.failure == ModelFailure::kUnreachable) Halt(call.message);
     for (std::size_t i = 0; i < r.attempts.size(); ++i) {
@@ -476,6 +476,7 @@ void Generator::FollowUp(const AttemptRow& done) {
 void Generator::Queue(Request request) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    request.queued_at = Clock::now();
     open_ += static_cast<int64_t>(request.attempts.size());
     progress_.to_generate += static_cast<int64_t>(request.attempts.size());
     requests_.push_back(std::move(request));

@@ -113,6 +113,7 @@ class Generator {
   struct Request {
     std::vector<AttemptRow> attempts;
     std::vector<ChatMessage> messages;
+    std::chrono::steady_clock::time_point queued_at;  // Set by Queue.
   };
 
   Status AddTasks(const std::vector<Task>& tasks);

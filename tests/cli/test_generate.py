@@ -127,6 +127,9 @@ def test_verdicts_stream_while_other_samples_are_still_generated(tasks, servers,
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open_run(out) as run:
         done = {(a["task_name"], a["turn"]): (a["outcome"], a["done_at"]) for a in run.attempts()}
+        sum_turn2 = next(a["id"] for a in run.attempts() if a["task_name"] == "47_Sum" and a["turn"] == 2)
+        # Its wait for a request slot, not the time since the run began (20 s and more).
+        assert run.stage_times(sum_turn2)["queue"] < 5
     assert done[("19_ReLU", 1)][0] == "wrong_answer" and done[("19_ReLU", 2)][0] == "pass"
     assert done[("47_Sum", 1)][0] == "no_code" and ("47_Sum", 2) in done
     assert done[("19_ReLU", 2)][1] < done[("47_Sum", 1)][1], done
