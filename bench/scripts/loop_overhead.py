@@ -2,15 +2,19 @@
 bookkeeping and the run database, without the model's time or the verifier's.
 
 A scripted server answers at once with no code (so nothing is judged); `anvil generate` runs SAMPLES samples of one
-task for TURNS turns, one request at a time. Between two consecutive requests of one thread, the loop records the
-answer and builds the next request: from the run database's stage times, that gap is
-    queue[i+1] - (queue[i] + generate[i])
-(queue: seconds from the turn's start to the send; generate: the HTTP call). The median over all gaps of REPEATS runs
-is the result; the HTTP round trip to the local server is reported apart. An upper bound that also holds what happens
+task for TURNS turns, one request at a time. Between two consecutive requests of the one thread that asks, the loop
+records the answer and builds the next request: from the run database's request rows (created_at: when the answer
+was recorded; latency_s: the HTTP call), ordered by created_at, that gap is
+    (created_at[i+1] - latency_s[i+1]) - created_at[i]
+which holds the recording's commit (it comes before the next send on that thread) but not the few microseconds
+between the HTTP call's end and created_at. The median over all gaps of REPEATS runs is the result; the HTTP round trip to the local server is reported apart. An upper bound that also holds what happens
 before a turn's first request (repair messages, the database reads) and anvil's own start: (wall - all HTTP calls) /
 attempts.
 
-    python3 bench/scripts/loop_overhead.py [--samples 100] [--turns 3] [--repeats 3] [--out FILE.md]
+    python3 bench/scripts/loop_overhead.py [--samples 100] [--turns 3] [--repeats 3] [--tasks PATH] [--out FILE.md]
+
+--tasks: a task file or tree instead of examples/tasks/relu.py (e.g. the 165 KernelBench problems at CPU sizes:
+`bench/scripts/shrink_kernelbench.py make DIR`).
 """
 
 import argparse
@@ -28,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
 
 
-def one_run(folder, samples, turns):
+def one_run(folder, tasks, samples, turns):
     script = folder / "script.json"
     script.write_text(json.dumps({"rules": [{"answers": [{"content": "I would write a loop."}]}]}))
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "openai_server.py"), "--script",
@@ -38,7 +42,7 @@ def one_run(folder, samples, turns):
     env = {k: v for k, v in os.environ.items() if "KEY" not in k}
     started = time.monotonic()
     proc = subprocess.run([ANVIL, "generate", "--endpoint", url, "--model", "bench", "--tasks",
-                           str(ROOT / "examples" / "tasks" / "relu.py"), "--samples", str(samples), "--turns",
+                           str(tasks), "--samples", str(samples), "--turns",
                            str(turns), "--concurrency", "1", "--out", str(out), "-q"],
                           capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
@@ -47,15 +51,9 @@ def one_run(folder, samples, turns):
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
     db = sqlite3.connect(out)
-    rows = db.execute("SELECT a.turn, q.seconds, g.seconds FROM attempt a "
-                      "JOIN stage_time q ON q.attempt_id = a.id AND q.stage = 'queue' "
-                      "JOIN stage_time g ON g.attempt_id = a.id AND g.stage = 'generate' "
-                      "ORDER BY a.turn, q.seconds").fetchall()
-    gaps, http = [], []
-    for (turn, queue, gen), (next_turn, next_queue, _) in zip(rows, rows[1:]):
-        http.append(gen)
-        if next_turn == turn:
-            gaps.append(next_queue - (queue + gen))
+    rows = db.execute("SELECT created_at, latency_s FROM request ORDER BY created_at").fetchall()
+    http = [latency for _, latency in rows]
+    gaps = [(after - latency) - before for (before, _), (after, latency) in zip(rows, rows[1:])]
     return gaps, http, wall, len(rows)
 
 
@@ -64,12 +62,13 @@ def main():
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tasks", default=str(ROOT / "examples" / "tasks" / "relu.py"))
     parser.add_argument("--out")
     args = parser.parse_args()
     all_gaps, all_http, lines, bounds = [], [], [], []
     for r in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
-            gaps, http, wall, attempts = one_run(Path(tmp), args.samples, args.turns)
+            gaps, http, wall, attempts = one_run(Path(tmp), args.tasks, args.samples, args.turns)
         all_gaps += gaps
         all_http += http
         bounds.append((wall - sum(http)) / attempts)
