@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/fixed.h"
 #include "core/python.h"
 #include "core/subprocess.h"
 #include "pipeline/evaluator.h"
@@ -199,12 +200,6 @@ std::map<std::string, std::vector<double>> ByStage(const std::vector<Verdict>& v
     stages["compile_wait"].push_back(v.compile_wait_seconds);
   }
   return stages;
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string Percent(const std::optional<double>& v) { return v ? Fixed(*v * 100, 1) + " %" : "-"; }

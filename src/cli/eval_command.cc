@@ -14,6 +14,7 @@
 #include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
+#include "core/fixed.h"
 #include "pipeline/batch.h"
 #include "pipeline/verdict_log.h"
 
@@ -39,12 +40,6 @@ struct EvalArgs : EvalFlags {
 
 // The bundled examples are tiny: a hang is known well before the default deadline.
 constexpr double kExamplesTimeoutSeconds = 20;
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string Short(const std::string& path) {
   std::error_code ec;

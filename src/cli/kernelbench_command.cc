@@ -21,6 +21,7 @@
 #include "cli/table.h"
 #include "core/environment.h"
 #include "core/files.h"
+#include "core/fixed.h"
 #include "pipeline/batch.h"
 #include "pipeline/verdict_log.h"
 #include "report/kernelbench_layout.h"
@@ -55,12 +56,6 @@ struct VerdictLog {
   int other_backend = 0;  // Candidates logged only with another backend: evaluated again.
   int infra_retried = 0;  // Candidates logged only as infra_error, with --retry-infra: evaluated again.
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // "0" for 0, else one decimal at least: KernelBench's fast_0, fast_1.0, fast_0.5.
 std::string PLabel(double p) {

@@ -1,7 +1,8 @@
 #include "gen/repair.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
+
+#include "core/fixed.h"
 
 namespace anvil {
 namespace {
@@ -25,12 +26,6 @@ double Number(const json& j, const char* key) {
 
 double Median(const json& perf, const char* key) {
   return perf.is_object() && perf.contains(key) && perf[key].is_object() ? Number(perf[key], "median_ms") : 0.0;
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // What the verdict measured of a correct kernel.
