@@ -170,14 +170,6 @@ Status Generator::AddTasks(const std::vector<Task>& tasks) {
 Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
                                        const std::function<void(const GenerateProgress&)>& on_progress) {
   start_ = Clock::now();
-  summary_ = {};
-  progress_ = {};
-  requests_.clear();
-  open_ = 0;
-  judging_.clear();
-  over_ = stopping_ = false;
-  failure_.clear();
-  tokens_ = 0;
   on_progress_ = on_progress;
   if (Status s = AddTasks(tasks); !s.ok()) return s;
   auto reopened = db_.ReopenMachineFailures();
@@ -188,40 +180,8 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   if (!prompts.ok()) return prompts.status();
   prompts_ = std::move(prompts).value();
   if (Status s = PlanMissingTurns(); !s.ok()) return s;
-  auto attempts = db_.Attempts();
-  if (!attempts.ok()) return attempts.status();
-  std::map<std::pair<int64_t, int64_t>, AttemptRow> by_turn;  // (sample, turn) -> attempt.
-  for (const AttemptRow& a : attempts.value()) by_turn[{a.sample_id, a.turn}] = a;
-
   JobStream judges(evaluators_, options_.batch);
-  std::vector<Request> pending;
-  std::map<int64_t, std::size_t> sharing;  // By task: its first turns' request that takes more (n).
-  for (const AttemptRow& a : attempts.value()) {
-    if (!tasks_.count(a.task_id)) continue;
-    if (a.state == AttemptState::kPending) {
-      const auto before = by_turn.find({a.sample_id, a.turn - 1});
-      const AttemptRow* previous = before == by_turn.end() ? nullptr : &before->second;
-      if (a.turn == 1 || previous == nullptr) {  // The task's first-turn prompt: one request may ask for several.
-        const auto open = sharing.find(a.task_id);
-        if (open != sharing.end() && static_cast<int>(pending[open->second].attempts.size()) < options_.n_per_request) {
-          pending[open->second].attempts.push_back(a);
-          continue;
-        }
-        sharing[a.task_id] = pending.size();
-      }
-      auto messages = Messages(a, previous);
-      if (!messages.ok()) return messages.status();
-      pending.push_back({{a}, std::move(messages).value()});
-    } else if (a.state == AttemptState::kGenerated) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++open_;
-        ++progress_.to_judge;
-      }
-      Judge(a, judges);
-    }
-  }
-  for (Request& r : pending) Queue(std::move(r));
+  if (Status s = Resume(judges); !s.ok()) return s;
   // As many askers as requests may be in flight: repair turns are queued
   // while the run goes on, also when no first turn is pending.
   std::vector<std::thread> askers;
@@ -237,6 +197,43 @@ Result<GenerateSummary> Generator::Run(const std::vector<Task>& tasks,
   judges.Finish();
   if (!failure_.empty()) return Status::Error(failure_);
   return summary_;
+}
+
+Status Generator::Resume(JobStream& judges) {
+  auto attempts = db_.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  std::map<std::pair<int64_t, int64_t>, AttemptRow> by_turn;  // (sample, turn) -> attempt.
+  for (const AttemptRow& a : attempts.value()) by_turn[{a.sample_id, a.turn}] = a;
+  std::vector<Request> pending;
+  std::map<int64_t, std::size_t> sharing;  // By task: its first turns' request that takes more (n).
+  for (const AttemptRow& a : attempts.value()) {
+    if (!tasks_.count(a.task_id)) continue;
+    if (a.state == AttemptState::kGenerated) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++open_;
+        ++progress_.to_judge;
+      }
+      Judge(a, judges);
+      continue;
+    }
+    if (a.state != AttemptState::kPending) continue;
+    const auto before = by_turn.find({a.sample_id, a.turn - 1});
+    const AttemptRow* previous = before == by_turn.end() ? nullptr : &before->second;
+    if (a.turn == 1 || previous == nullptr) {  // The task's first-turn prompt: one request may ask for several.
+      const auto open = sharing.find(a.task_id);
+      if (open != sharing.end() && static_cast<int>(pending[open->second].attempts.size()) < options_.n_per_request) {
+        pending[open->second].attempts.push_back(a);
+        continue;
+      }
+      sharing[a.task_id] = pending.size();
+    }
+    auto messages = Messages(a, previous);
+    if (!messages.ok()) return messages.status();
+    pending.push_back({{a}, std::move(messages).value()});
+  }
+  for (Request& r : pending) Queue(std::move(r));
+  return Status::Ok();
 }
 
 Status Generator::PlanMissingTurns() {
@@ -306,40 +303,42 @@ void Generator::AskLoop(JobStream& judges) {
     const double queued = Since(r.queued_at);  // Waiting for a free request slot (--concurrency).
     const ModelCall call = client_.Complete(request);
     if (call.failure == ModelFailure::kUnreachable) Halt(call.message);
-    for (std::size_t i = 0; i < r.attempts.size(); ++i) {
-      const RequestRecord record = Record(messages_json, call, i);
-      AnswerUpdate update = Update(call, i, options_.format, options_.backend);
-      update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
-      const Status saved = db_.RecordAnswer(r.attempts[i].id, record, update);
-      const int64_t used = record.completion_tokens.value_or(0);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        tokens_ += used;
-        if (i == 0) ++summary_.asked;
-        if (call.ok() && i < call.response->choices.size()) ++summary_.answered;
-        summary_.completion_tokens += used;
-        ++progress_.generated;
-        progress_.completion_tokens += used;
-        if (saved.ok() && update.state == AttemptState::kGenerated) ++progress_.to_judge;
-        Report();
-      }
-      if (!saved.ok()) {
-        Fail("cannot record an answer in the run database: " + saved.message());
-        Close();
-        continue;
-      }
-      AttemptRow a = r.attempts[i];
-      a.state = update.state;
-      a.code = update.code;
-      a.format = update.format;
-      a.outcome = update.outcome;
-      a.reward = update.reward;
-      if (a.state == AttemptState::kGenerated) {
-        Judge(a, judges);  // Its work goes on there.
-      } else {
-        FollowUp(a);
-      }
-    }
+    for (std::size_t i = 0; i < r.attempts.size(); ++i) Answered(r.attempts[i], messages_json, call, i, queued, judges);
+  }
+}
+
+void Generator::Answered(AttemptRow a, const std::string& messages_json, const ModelCall& call, std::size_t choice,
+                         double queued, JobStream& judges) {
+  const RequestRecord record = Record(messages_json, call, choice);
+  AnswerUpdate update = Update(call, choice, options_.format, options_.backend);
+  update.stage_seconds = {{"queue", queued}, {"generate", call.seconds}};
+  const Status saved = db_.RecordAnswer(a.id, record, update);
+  const int64_t used = record.completion_tokens.value_or(0);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tokens_ += used;
+    if (choice == 0) ++summary_.asked;
+    if (call.ok() && choice < call.response->choices.size()) ++summary_.answered;
+    summary_.completion_tokens += used;
+    ++progress_.generated;
+    progress_.completion_tokens += used;
+    if (saved.ok() && update.state == AttemptState::kGenerated) ++progress_.to_judge;
+    Report();
+  }
+  if (!saved.ok()) {
+    Fail("cannot record an answer in the run database: " + saved.message());
+    Close();
+    return;
+  }
+  a.state = update.state;
+  a.code = update.code;
+  a.format = update.format;
+  a.outcome = update.outcome;
+  a.reward = update.reward;
+  if (a.state == AttemptState::kGenerated) {
+    Judge(a, judges);  // Its work goes on there.
+  } else {
+    FollowUp(a);
   }
 }
 

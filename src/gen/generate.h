@@ -103,7 +103,8 @@ class Generator {
 
   // Adds `tasks` (each with options.samples samples) to the run, then asks
   // and judges. Errors are anvil's own (the database, a prompt without the
-  // asked variant); a stopped run is a summary with `stopped` set.
+  // asked variant); a stopped run is a summary with `stopped` set. Once per
+  // Generator.
   Result<GenerateSummary> Run(const std::vector<Task>& tasks,
                               const std::function<void(const GenerateProgress&)>& on_progress);
 
@@ -121,12 +122,20 @@ class Generator {
   // it and that has none yet: a run stopped between turns, or one that now
   // allows more turns.
   Status PlanMissingTurns();
+  // Starts the work the run database holds: requests for the pending
+  // attempts (a task's first turns `n_per_request` to a request), verdicts
+  // for the generated ones.
+  Status Resume(JobStream& judges);
   // The messages of a pending attempt: the first turn's, or a repair of
   // `before`, the sample's attempt of the turn before (null: none on record).
   Result<std::vector<ChatMessage>> Messages(const AttemptRow& attempt, const AttemptRow* before);
   // One of `concurrency` threads: asks for the queued attempts until every
   // attempt of the run is done (or the run stops).
   void AskLoop(JobStream& judges);
+  // Records choice `choice` of `call`'s answer as attempt `a`'s, then has
+  // its code judged or plans the sample's next turn.
+  void Answered(AttemptRow a, const std::string& messages_json, const ModelCall& call, std::size_t choice,
+                double queued, JobStream& judges);
   // Writes the candidate of a generated attempt and has it judged (or
   // answers it from the verdict cache).
   void Judge(const AttemptRow& attempt, JobStream& judges);
