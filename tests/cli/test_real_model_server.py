@@ -121,12 +121,17 @@ def test_model_check_talks_to_a_real_server(server):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_generate_records_what_a_real_server_answers(server, tmp_path):
-    tasks = tmp_path / "tasks" / "level1"
-    tasks.mkdir(parents=True)
-    (tasks / "19_ReLU.py").write_text((EXAMPLES / "tasks" / "relu.py").read_text())
+@pytest.fixture
+def tasks(tmp_path):
+    folder = tmp_path / "tasks" / "level1"
+    folder.mkdir(parents=True)
+    (folder / "19_ReLU.py").write_text((EXAMPLES / "tasks" / "relu.py").read_text())
+    return tmp_path / "tasks"
+
+
+def test_generate_records_what_a_real_server_answers(server, tasks, tmp_path):
     out = tmp_path / "run.db"
-    proc = run_anvil("generate", "--endpoint", server, "--model", "tiny", "--tasks", str(tmp_path / "tasks"),
+    proc = run_anvil("generate", "--endpoint", server, "--model", "tiny", "--tasks", str(tasks),
                      "--out", str(out), "--samples", "2", "--max-tokens", "12", "--temperature", "1.0", "--seed",
                      "3", "--logprobs", "--top-logprobs", "2", "--concurrency", "1", "--no-perf", "--cache-dir",
                      cache_dir(), env=NO_KEYS, timeout=900)
@@ -147,13 +152,10 @@ def test_generate_records_what_a_real_server_answers(server, tmp_path):
             assert body["choices"][0]["message"]["role"] == "assistant"
 
 
-def test_a_server_that_ignores_n_leaves_the_other_samples_to_a_rerun(server, tmp_path):
+def test_a_server_that_ignores_n_leaves_the_other_samples_to_a_rerun(server, tasks, tmp_path):
     # llama-cpp-python answers one choice whatever n asks: the second sample is the machine's failure, said so.
-    tasks = tmp_path / "tasks" / "level1"
-    tasks.mkdir(parents=True)
-    (tasks / "19_ReLU.py").write_text((EXAMPLES / "tasks" / "relu.py").read_text())
     out = tmp_path / "run.db"
-    proc = run_anvil("generate", "--endpoint", server, "--model", "tiny", "--tasks", str(tmp_path / "tasks"),
+    proc = run_anvil("generate", "--endpoint", server, "--model", "tiny", "--tasks", str(tasks),
                      "--out", str(out), "--samples", "2", "--n-per-request", "2", "--max-tokens", "4", "--no-perf",
                      "--cache-dir", cache_dir(), env=NO_KEYS, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
