@@ -187,7 +187,7 @@ int Run(const EvalArgs& a) {
   // --out names the file of an earlier run: what it already holds is not evaluated again.
   std::size_t already = 0;
   if (!a.out.empty()) {
-    auto finished = FinishedJobs(a.out, backend.value().name(), "anvil eval");
+    auto finished = FinishedJobs(a.out, backend.value().name(), o.policy.Id(), "anvil eval");
     if (!finished.ok()) {
       std::fprintf(stderr, "anvil eval: %s\n", finished.message().c_str());
       return kExitUsage;

@@ -53,7 +53,7 @@ struct KernelbenchArgs : EvalFlags {
 // the level, problem and sample). The last line for a file wins.
 struct VerdictLog {
   std::map<std::string, SampleRecord> done;
-  int other_backend = 0;  // Candidates logged only with another backend: evaluated again.
+  int other_backend = 0;  // Candidates logged only with another backend or policy: evaluated again.
   int infra_retried = 0;  // Candidates logged only as infra_error, with --retry-infra: evaluated again.
 };
 
@@ -109,7 +109,8 @@ SampleRecord RecordFromVerdict(const SampleId& id, const Verdict& v) {
 // Reads the verdicts of an earlier, possibly interrupted run. A last line cut
 // short by the interruption is dropped from the file so that appending starts
 // on a fresh line; other lines that are not verdicts are ignored with a warning.
-Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backend, bool retry_infra) {
+Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backend, const std::string& policy_id,
+                                  bool retry_infra) {
   VerdictLog log;
   std::error_code ec;
   if (!fs::exists(out, ec)) return log;
@@ -118,13 +119,14 @@ Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backen
   std::set<std::string> other_backend, infra;
   for (const VerdictLine& l : lines.value()) {
     std::string line_backend;
-    auto rec = l.ok ? RecordFromLine(json::parse(l.text), line_backend) : std::nullopt;
+    const json j = l.ok ? json::parse(l.text) : json();
+    auto rec = l.ok ? RecordFromLine(j, line_backend) : std::nullopt;
     if (!rec) {
       std::fprintf(stderr,
                    "anvil kernelbench: warning: %s:%d: not a verdict of a KernelBench-named candidate; "
                    "ignored\n",
                    out.c_str(), l.line);
-    } else if (line_backend != backend) {
+    } else if (line_backend != backend || VerdictPolicyId(j) != policy_id) {
       other_backend.insert(rec->first);
     } else if (retry_infra && rec->second.status == "infra_error") {
       infra.insert(rec->first);
@@ -181,6 +183,27 @@ void AddRow(TextTable& table, const std::string& label, const LevelMetrics& m) {
   table.Add(row);
 }
 
+// The samples that were the machine's failure, and the problems they left
+// with none: the table's "over P of Q problems".
+void PrintMachineFailures(const LevelMetrics& all) {
+  if (all.unjudged == 0) return;
+  std::printf(
+      "note: %d sample(s) were the machine's failure (infra_error, server_error): left out of n, Avg@N and "
+      "the Faster rates; Pass@k is over %d of %d problems",
+      all.unjudged, all.problems_judged, all.problems);
+  if (all.unjudged_problems.empty()) {
+    std::printf(".\n");
+    return;
+  }
+  std::printf(", and the %zu left with no judged sample count as failing:\n", all.unjudged_problems.size());
+  for (std::size_t i = 0; i < all.unjudged_problems.size() && i < kMaxListed; ++i) {
+    std::printf("  %s\n", all.unjudged_problems[i].c_str());
+  }
+  if (all.unjudged_problems.size() > kMaxListed) {
+    std::printf("  ... and %zu more\n", all.unjudged_problems.size() - kMaxListed);
+  }
+}
+
 // The table, one row per level and one for the whole run, and the statuses line.
 void PrintMetrics(const RunMetrics& metrics, const std::string& title) {
   std::vector<std::string> header = {
@@ -222,11 +245,9 @@ void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const Ker
         "not faster.\n",
         all.speedup_unknown);
   }
+  PrintMachineFailures(all);
   auto infra = all.by_status.find("infra_error");
-  if (infra != all.by_status.end()) {
-    std::printf("note: %d infra_error verdict(s) count as failures; --retry-infra evaluates them again.\n",
-                infra->second);
-  }
+  if (infra != all.by_status.end()) std::printf("note: --retry-infra evaluates infra_error verdicts again.\n");
 }
 
 json LevelJson(const LevelMetrics& m) {
@@ -235,7 +256,10 @@ json LevelJson(const LevelMetrics& m) {
   auto geomean = [](const SpeedupMean& s) { return s.samples > 0 ? json(s.geomean) : json(nullptr); };
   json j = {{"level", m.whole_run ? json("all") : json(m.level)},
             {"problems", m.problems},
+            {"problems_judged", m.problems_judged},
+            {"unjudged_problems", m.unjudged_problems},
             {"samples", m.samples},
+            {"unjudged", m.unjudged},
             {"passed", m.passed},
             {"n", m.samples_max},
             {"samples_per_problem", {{"min", m.samples_min}, {"max", m.samples_max}}},
@@ -313,11 +337,10 @@ int RunDatabase(const KernelbenchArgs& a) {
       std::printf("note: %d sample(s) have no finished attempt by this turn (pending): they count as failures.\n",
                   t.pending);
     }
+    PrintMachineFailures(metrics.overall);
     if (t.server_errors > 0) {
-      std::printf(
-          "note: %d sample(s) ended in server_error (the machine's failure, not the model's): they count as "
-          "failures; run anvil generate again to ask again.\n",
-          t.server_errors);
+      std::printf("note: %d sample(s) ended in server_error; run anvil generate again to ask again.\n",
+                  t.server_errors);
     }
   }
   if (a.json) {
@@ -388,16 +411,17 @@ int Run(const KernelbenchArgs& a) {
   }
 
   const fs::path out = a.out.empty() ? fs::path(a.run_dir) / kDefaultOutName : fs::path(a.out);
-  auto log = ReadVerdictLog(out, backend.value().name(), a.retry_infra);
+  auto log = ReadVerdictLog(out, backend.value().name(), options.value().policy.Id(), a.retry_infra);
   if (!log.ok()) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", log.message().c_str());
     return kExitUsage;
   }
   if (log.value().other_backend > 0) {
     std::fprintf(stderr,
-                 "anvil kernelbench: %d verdict(s) in %s were made with another backend; evaluating those "
-                 "candidates again on %s\n",
-                 log.value().other_backend, out.c_str(), backend.value().name().c_str());
+                 "anvil kernelbench: %d verdict(s) in %s were made with another backend or policy; evaluating "
+                 "those candidates again on %s under %s\n",
+                 log.value().other_backend, out.c_str(), backend.value().name().c_str(),
+                 options.value().policy.Id().c_str());
   }
   if (log.value().infra_retried > 0) {
     std::fprintf(stderr, "anvil kernelbench: evaluating %d infra_error candidate(s) again (--retry-infra)\n",

@@ -118,6 +118,9 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   v.backend = backend_.name();
   v.device_present = backend_.HasDevice();
   v.anvil_version = ANVIL_VERSION;
+  v.policy = options_.policy;
+  if (options_.atol) v.policy.overrides["atol"] = *options_.atol;
+  if (options_.rtol) v.policy.overrides["rtol"] = *options_.rtol;
   v.run.deadline_seconds = std::chrono::duration<double>(options_.run_deadline).count();
 
   auto finish = [&](VerdictStatus status) {

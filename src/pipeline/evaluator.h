@@ -39,7 +39,8 @@ struct EvalOptions {
   int iters = 20;
   bool baseline_eager = true;
   bool baseline_compile = true;
-  std::optional<double> atol, rtol;  // Override every dtype's tolerance.
+  Policy policy;                     // The rules verdicts are judged under (verify/policy.h).
+  std::optional<double> atol, rtol;  // Override every dtype's tolerance (and the policy's).
   RewardOptions reward;
   bool keep_work = false;                      // Keep the run folder (outputs, logs).
   int64_t max_trial_bytes = int64_t{1} << 30;  // Larger trials are streamed, not cached.

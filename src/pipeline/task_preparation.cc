@@ -42,6 +42,7 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.trials = options_.trials;
     po.max_trial_bytes = options_.max_trial_bytes;
     if (options_.perf) po.timing_sets = options_.iters;
+    po.policy = options_.policy.Id();
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
     SharedDeviceHold hold(device_);

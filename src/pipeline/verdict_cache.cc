@@ -10,7 +10,8 @@ namespace fs = std::filesystem;
 
 std::string VerdictOptionsFingerprint(const EvalOptions& o) {
   const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return nlohmann::json({{"format", o.format},
+  return nlohmann::json({{"policy", o.policy.Id()},
+                         {"format", o.format},
                          {"trials", o.trials},
                          {"compile_deadline_s", o.compile_deadline.count()},
                          {"run_deadline_ms", o.run_deadline.count()},
@@ -27,7 +28,7 @@ std::string VerdictOptionsFingerprint(const EvalOptions& o) {
 }
 
 std::string VerdictCacheKey(const VerdictKeyParts& p) {
-  const std::string parts[] = {"anvil-verdict-v1", ANVIL_VERSION,  p.task_sha256,   p.format,        p.options,
+  const std::string parts[] = {"anvil-verdict-v2", ANVIL_VERSION,  p.task_sha256,   p.format,        p.options,
                                p.backend,          p.device_model, p.torch_version, p.candidate_text};
   std::string joined;
   for (const std::string& part : parts) joined += std::to_string(part.size()) + ":" + part + ";";

@@ -43,7 +43,12 @@ TEST(VerdictCacheKeyTest, OptionsThatChangeAVerdictChangeTheFingerprint) {
   perf.perf = false;
   EvalOptions atol = o;
   atol.atol = 1e-3;
-  for (const EvalOptions& changed : {trials, perf, atol}) EXPECT_NE(VerdictOptionsFingerprint(changed), base);
+  EvalOptions policy = o;
+  policy.policy.name = "kernelbench";
+  EvalOptions policy_version = o;
+  policy_version.policy.version = 2;
+  for (const EvalOptions& changed : {trials, perf, atol, policy, policy_version})
+    EXPECT_NE(VerdictOptionsFingerprint(changed), base);
   EvalOptions cache = o;
   cache.cache_dir = "/elsewhere";  // Where the cache is does not change a verdict.
   EXPECT_EQ(VerdictOptionsFingerprint(cache), base);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "verify/policy.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -52,8 +53,19 @@ std::string JobKey(const fs::path& task, const fs::path& candidate) {
          fs::absolute(candidate, ec).lexically_normal().string();
 }
 
+std::string VerdictPolicyId(const nlohmann::json& verdict) {
+  const auto policy = verdict.find("policy");
+  if (policy == verdict.end() || !policy->is_object()) return Policy().Id();
+  const auto name = policy->find("name");
+  const auto version = policy->find("version");
+  if (name == policy->end() || !name->is_string() || version == policy->end() || !version->is_number_integer()) {
+    return "";
+  }
+  return name->get<std::string>() + "/" + std::to_string(version->get<int>());
+}
+
 Result<std::vector<std::string>> FinishedJobs(const fs::path& file, const std::string& backend,
-                                              const std::string& who) {
+                                              const std::string& policy_id, const std::string& who) {
   auto lines = ReadVerdictLines(file, who);
   if (!lines.ok()) return lines.status();
   std::vector<std::string> keys;
@@ -68,7 +80,7 @@ Result<std::vector<std::string>> FinishedJobs(const fs::path& file, const std::s
     }
     const bool same_backend =
         j.contains("backend") && j["backend"].is_object() && j["backend"].value("name", "") == backend;
-    if (!same_backend || j["status"] == "infra_error") continue;
+    if (!same_backend || VerdictPolicyId(j) != policy_id || j["status"] == "infra_error") continue;
     keys.push_back(JobKey(j["task"]["path"].get<std::string>(), j["candidate"]["path"].get<std::string>()));
   }
   return keys;

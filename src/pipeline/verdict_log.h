@@ -23,11 +23,16 @@ struct VerdictLine {
 // the command in the warning about a dropped last line.
 Result<std::vector<VerdictLine>> ReadVerdictLines(const std::filesystem::path& file, const std::string& who);
 
-// Keys of the verdicts already in `file` for `backend` that need no rerun
-// (every status but infra_error): "<task path>\t<candidate path>", both
-// absolute. Malformed lines are skipped with a warning.
+// Keys of the verdicts already in `file` for `backend` and the policy
+// `policy_id` (Policy::Id) that need no rerun (every status but
+// infra_error): "<task path>\t<candidate path>", both absolute. Malformed
+// lines are skipped with a warning.
 Result<std::vector<std::string>> FinishedJobs(const std::filesystem::path& file, const std::string& backend,
-                                              const std::string& who);
+                                              const std::string& policy_id, const std::string& who);
+// The id of the policy a verdict JSON was judged under: "musacoder/1" for a
+// schema 1 verdict, which has no policy block (it was judged by those rules).
+std::string VerdictPolicyId(const nlohmann::json& verdict);
+
 std::string JobKey(const std::filesystem::path& task, const std::filesystem::path& candidate);
 
 }  // namespace anvil

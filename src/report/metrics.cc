@@ -48,6 +48,10 @@ LevelMetrics Summarize(int level, bool whole_run, const std::vector<SampleRecord
   double q_sum = 0;
   for (const auto& r : records) {
     m.by_status[r.status]++;
+    if (MachineFailure(r.status)) {
+      ++m.unjudged;
+      continue;
+    }
     q_sum += r.correctness_rate;
     if (r.status != "pass") continue;
     ++m.passed;
@@ -60,21 +64,28 @@ LevelMetrics Summarize(int level, bool whole_run, const std::vector<SampleRecord
     if (r.speedup_eager > options.faster_than) ++faster_eager;
     if (r.speedup_compile > options.faster_than) ++faster_compile;
   }
-  m.avg_at_n = Percent(m.passed, m.samples);
-  m.mean_correctness = m.samples > 0 ? q_sum / m.samples : 0.0;
-  m.faster_eager = Percent(faster_eager, m.samples);
-  m.faster_compile = Percent(faster_compile, m.samples);
+  const int judged = m.samples - m.unjudged;
+  m.avg_at_n = Percent(m.passed, judged);
+  m.mean_correctness = judged > 0 ? q_sum / judged : 0.0;
+  m.faster_eager = Percent(faster_eager, judged);
+  m.faster_compile = Percent(faster_compile, judged);
   m.speedup_eager = eager.Mean();
   m.speedup_compile = compile.Mean();
 
   double pass1_sum = 0, passn_sum = 0;
   std::vector<int> fast_counts(options.fast_p.size(), 0);
   for (const auto& [key, samples] : problems) {
-    int n = static_cast<int>(samples.size());
-    int c = static_cast<int>(
+    const int n = static_cast<int>(std::count_if(samples.begin(), samples.end(),
+                                                 [](const SampleRecord* r) { return !MachineFailure(r->status); }));
+    const int c = static_cast<int>(
         std::count_if(samples.begin(), samples.end(), [](const SampleRecord* r) { return r->status == "pass"; }));
-    pass1_sum += PassAtK(n, c, 1);
-    passn_sum += PassAtK(n, c, std::min(n, m.samples_max));
+    if (n == 0) {
+      m.unjudged_problems.push_back(key);  // Failing: adds 0 to every sum below.
+    } else {
+      ++m.problems_judged;
+      pass1_sum += PassAtK(n, c, 1);
+      passn_sum += PassAtK(n, c, std::min(n, m.samples_max));
+    }
     // KernelBench's fast_p looks at sample 0 only; a missing one is a failure.
     auto first = std::find_if(samples.begin(), samples.end(), [](const SampleRecord* r) { return r->sample == 0; });
     if (first == samples.end()) {
@@ -98,6 +109,8 @@ LevelMetrics Summarize(int level, bool whole_run, const std::vector<SampleRecord
 }
 
 }  // namespace
+
+bool MachineFailure(const std::string& status) { return status == "infra_error" || status == "server_error"; }
 
 double PassAtK(int n, int c, int k) {
   if (c < 0 || c > n || k < 1 || k > n) std::abort();

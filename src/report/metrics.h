@@ -25,6 +25,11 @@ struct SampleRecord {
   double speedup_compile = 0;   // torch.compile median / candidate median; 0 = unknown.
 };
 
+// Whether a sample's status is the machine's failure, not the model's:
+// "infra_error" (a verdict) and "server_error" (the model loop's outcome).
+// Such samples leave n: a problem's Pass@k is over its other samples.
+bool MachineFailure(const std::string& status);
+
 struct MetricsOptions {
   double faster_than = 1.1;                                     // Faster Rate counts speedup > this.
   std::vector<double> fast_p = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};  // KernelBench's thresholds.
@@ -45,8 +50,10 @@ struct FastP {
 struct LevelMetrics {
   int level = 0;                // Tasks without a level are level 0.
   bool whole_run = false;       // The whole run's row (every level), not one level's.
-  int problems = 0;             // With at least one sample.
+  int problems = 0;             // With at least one sample (Q).
+  int problems_judged = 0;      // Of those, with a sample that is not a MachineFailure (P).
   int samples = 0;              // All samples.
+  int unjudged = 0;             // Samples that are a MachineFailure: left out of n and of the rates.
   int passed = 0;               // Samples whose status is "pass".
   int samples_min = 0;          // Fewest samples of one problem.
   int samples_max = 0;          // Most samples of one problem: the N of Pass@N and Avg@N.
@@ -61,6 +68,9 @@ struct LevelMetrics {
   int sample0_missing = 0;    // Problems without a sample 0: failures for fast_p.
   int speedup_unknown = 0;    // Passing samples without an eager speedup (perf off or failed).
   std::map<std::string, int> by_status;
+  // Problems left with n = 0 (every sample a MachineFailure): "level 1
+  // problem 19", or the record's task. Pass@k and fast_p count them as failing.
+  std::vector<std::string> unjudged_problems;
 };
 
 struct RunMetrics {
@@ -75,7 +85,10 @@ struct RunMetrics {
 double PassAtK(int n, int c, int k);
 
 // Every metric per level and overall. A (problem, sample) given twice counts
-// once: the later record wins. No records give empty metrics.
+// once: the later record wins. No records give empty metrics. A problem's n
+// is its samples that are not a MachineFailure, k = min(N, n); one left with
+// n = 0 counts as failing in Pass@k and fast_p. Avg@N, Faster Rate and mean q
+// are over the samples that are not a MachineFailure.
 RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const MetricsOptions& options);
 
 }  // namespace anvil

@@ -104,21 +104,50 @@ TEST(MetricsTest, UnevenSampleCountsClampKAndOverallSpansLevels) {
   ASSERT_EQ(m.levels.size(), 2u);
   EXPECT_EQ(m.levels[0].level, 1);
   EXPECT_EQ(m.levels[1].level, 3);
-  EXPECT_DOUBLE_EQ(m.levels[1].pass_at_1, 25.0);
+  // The infra_error leaves n: level 3 problem 1 has n = 3, c = 1.
+  EXPECT_DOUBLE_EQ(m.levels[1].pass_at_1, 100.0 / 3);
   EXPECT_DOUBLE_EQ(m.levels[1].pass_at_n, 100.0);
+  EXPECT_EQ(m.levels[1].unjudged, 1);
   const LevelMetrics& all = m.overall;
   EXPECT_EQ(all.level, 0);
   EXPECT_EQ(all.problems, 2);  // Same problem number, different levels.
   EXPECT_EQ(all.samples_min, 2);
   EXPECT_EQ(all.samples_max, 4);
-  EXPECT_DOUBLE_EQ(all.pass_at_1, 100.0 * (0.5 + 0.25) / 2);
+  EXPECT_DOUBLE_EQ(all.pass_at_1, 100.0 * (0.5 + 1.0 / 3) / 2);
   EXPECT_DOUBLE_EQ(all.pass_at_n, 100.0);  // Level 1 problem: k clamped to its 2 samples.
-  EXPECT_NEAR(all.avg_at_n, 100.0 * 2 / 6, 1e-12);
+  EXPECT_NEAR(all.avg_at_n, 100.0 * 2 / 5, 1e-12);
+  EXPECT_EQ(all.problems_judged, 2);
   // Passing samples without timings: unknown speedups, not faster.
   EXPECT_EQ(all.speedup_unknown, 2);
   EXPECT_EQ(all.speedup_eager.samples, 0);
   EXPECT_DOUBLE_EQ(all.speedup_eager.geomean, 0.0);
   EXPECT_DOUBLE_EQ(all.faster_eager, 0.0);
+}
+
+TEST(MetricsTest, MachineFailuresLeaveNAndAProblemLeftWithNoneFails) {
+  // Problem 1: pass, wrong_answer, infra_error -> n = 2, c = 1. Problem 2: infra_error and server_error only.
+  std::vector<SampleRecord> records = {
+      Rec(1, 1, 0, "pass", 2.0),   Rec(1, 1, 1, "wrong_answer"), Rec(1, 1, 2, "infra_error"),
+      Rec(1, 2, 0, "infra_error"), Rec(1, 2, 1, "server_error"),
+  };
+  RunMetrics m = ComputeMetrics(records, {});
+  const LevelMetrics& l = m.overall;
+  EXPECT_EQ(l.problems, 2);
+  EXPECT_EQ(l.problems_judged, 1);
+  ASSERT_EQ(l.unjudged_problems.size(), 1u);
+  EXPECT_EQ(l.unjudged_problems[0], "level 1 problem 2");
+  EXPECT_EQ(l.samples, 5);
+  EXPECT_EQ(l.unjudged, 3);
+  EXPECT_EQ(l.samples_max, 3);
+  EXPECT_DOUBLE_EQ(l.pass_at_1, 100.0 * (0.5 + 0) / 2);  // Problem 2 fails.
+  EXPECT_DOUBLE_EQ(l.pass_at_n, 100.0 * (1.0 + 0) / 2);  // k clamped to problem 1's n = 2.
+  EXPECT_DOUBLE_EQ(l.avg_at_n, 50.0);                    // 1 of the 2 judged samples.
+  EXPECT_DOUBLE_EQ(l.faster_eager, 50.0);
+  EXPECT_DOUBLE_EQ(l.mean_correctness, 0.5);
+  EXPECT_DOUBLE_EQ(l.fast_p[0].fraction, 0.5);  // Problem 2's sample 0 is not a pass.
+  EXPECT_EQ(l.by_status.at("infra_error"), 2);
+  EXPECT_TRUE(MachineFailure("server_error"));
+  EXPECT_FALSE(MachineFailure("timeout"));
 }
 
 TEST(MetricsTest, LaterDuplicateWinsAndEmptyInputIsEmpty) {

@@ -87,7 +87,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                               "|" + std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
                               std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) +
                               "|" + std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion) +
-                              (task.held_out_json.empty() ? "" : "|" + task.held_out_json));
+                              "|" + options.policy + (task.held_out_json.empty() ? "" : "|" + task.held_out_json));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
   std::error_code ec;

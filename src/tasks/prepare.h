@@ -44,6 +44,9 @@ struct PrepareOptions {
   // sights), and at least one.
   int timing_sets = 0;
   int64_t max_timing_bytes = int64_t{1} << 30;
+  // The verdict policy's id (verify/policy.h): part of the key, since a
+  // policy decides how the reference computes (TF32) and what its spec holds.
+  std::string policy = "musacoder/1";
 };
 
 struct PreparedTask {

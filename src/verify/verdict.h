@@ -14,10 +14,11 @@
 #include "integrity/kernel_trace.h"
 #include "integrity/rule_hit.h"
 #include "verify/compare.h"
+#include "verify/policy.h"
 
 namespace anvil {
 
-inline constexpr int kVerdictSchemaVersion = 1;
+inline constexpr int kVerdictSchemaVersion = 2;
 
 enum class VerdictStatus { kPass, kCompileError, kRuntimeError, kTimeout, kWrongAnswer, kCheat, kInfraError };
 const char* StatusName(VerdictStatus status);
@@ -138,6 +139,7 @@ struct Verdict {
   std::string torch_version;
   std::string anvil_version;
   std::string started_at;  // ISO 8601 UTC.
+  Policy policy;           // The rules it was judged under.
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
   // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed

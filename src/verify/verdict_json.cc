@@ -13,6 +13,12 @@ json StatsJson(const TimingStats& s) {
           {"p75_ms", s.p75_ms},   {"iqr_ms", s.iqr_ms},       {"cv", s.cv}};
 }
 
+json PolicyJson(const Policy& p) {
+  json overrides = json::object();
+  for (const auto& [k, v] : p.overrides) overrides[k] = v;
+  return {{"name", p.name}, {"version", p.version}, {"overrides", overrides}};
+}
+
 json Nullable(double v, bool present) { return present ? json(v) : json(nullptr); }
 
 json CompileJson(const CompileResult& c) {
@@ -191,6 +197,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"candidate", {{"path", v.candidate}, {"format", v.format}}},
             {"backend", {{"name", v.backend}, {"device_present", v.device_present}}},
             {"versions", {{"anvil", v.anvil_version}, {"torch", v.torch_version}}},
+            {"policy", PolicyJson(v.policy)},
             {"started_at", v.started_at},
             {"seconds", v.seconds},
             {"stage_seconds", v.stage_seconds},

@@ -128,6 +128,34 @@ def test_truncated_log_resumes_with_exactly_the_missing_candidates(tmp_path):
     assert_expected_metrics(report)
 
 
+def test_resume_keys_on_the_policy_and_machine_failures_leave_n(tmp_path):
+    root, run = make_run(tmp_path)
+    kernelbench(root, run)
+    by_name = {json.loads(line)["candidate"]["path"].rsplit("/", 1)[1]: json.loads(line) for line in log_lines(run)}
+    old = by_name["level_1_problem_1_sample_0_kernel.cpp"]
+    assert old["schema_version"] == 2 and old["policy"] == {"name": "musacoder", "version": 1, "overrides": {}}
+    # A version-1 verdict has no policy block: it was judged by musacoder 1's rules, so it stands.
+    del old["policy"]
+    old["schema_version"] = 1
+    other = by_name["level_1_problem_1_sample_1_kernel.cpp"]
+    other["policy"] = {"name": "kernelbench", "version": 1, "overrides": {}}  # Judged again.
+    infra = by_name["level_2_problem_3_sample_0_kernel.cpp"]
+    infra.update(status="infra_error", reward=-1.0, correctness_rate=0.0, error="no device")
+    (run / "anvil_verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in (old, other, infra)))
+    report, proc = kernelbench(root, run)
+    assert (report["already_done"], report["evaluated"]) == (2, 1), proc.stderr
+    assert "1 verdict(s)" in proc.stderr and "another backend or policy" in proc.stderr
+    # The infra_error leaves n: level 2 problem 3 has no judged sample and fails; Pass@k is over 1 of 2 problems.
+    all_ = report["overall"]
+    assert (all_["problems"], all_["problems_judged"], all_["samples"], all_["unjudged"]) == (2, 1, 3, 1)
+    assert all_["unjudged_problems"] == ["level 2 problem 3"]
+    assert all_["pass_at_k_pct"] == {"1": 25.0, "2": 50.0}  # (1/2 + 0) / 2, (1 + 0) / 2
+    assert all_["avg_at_n_pct"] == 50.0 and all_["statuses"]["infra_error"] == 1  # 1 of 2 judged samples
+    proc = run_anvil("kernelbench", "--run", str(run), "--kernelbench", str(root), "--cache-dir", cache_dir(), *FAST)
+    assert proc.returncode == 0, proc.stderr
+    assert "Pass@k is over 1 of 2 problems" in proc.stdout and "\n  level 2 problem 3\n" in proc.stdout
+
+
 def test_killed_run_continues_where_it_stopped(tmp_path):
     root, run = make_run(tmp_path)
     log = run / "anvil_verdicts.jsonl"

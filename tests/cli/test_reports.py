@@ -74,8 +74,11 @@ def test_tolerance_override_changes_the_verdict():
     cand = str(CANDS / "relu" / "wrong_answer_kb.py")
     verdicts, _ = eval_json("--task", RELU, "--candidate", cand, "--no-perf")
     assert verdicts[0]["status"] == "wrong_answer"
+    assert verdicts[0]["policy"] == {"name": "musacoder", "version": 1, "overrides": {}}
     verdicts, _ = eval_json("--task", RELU, "--candidate", cand, "--no-perf", "--atol", "10", "--rtol", "10")
     assert verdicts[0]["status"] == "pass"
+    # The verdict says which of the policy's rules the run replaced.
+    assert verdicts[0]["policy"] == {"name": "musacoder", "version": 1, "overrides": {"atol": 10.0, "rtol": 10.0}}
 
 
 def test_baselines_are_measured_once_and_cached():
@@ -95,7 +98,8 @@ def test_baselines_are_measured_once_and_cached():
 def test_gpu_verdicts_from_the_h200_match_the_schema(schema):
     """Two verdicts the H200 produced (tests/data/gpu_verdicts_h200.jsonl: a pass with its kernel trace, and the D1
     cheat named by trace.event_mismatch): what only a GPU writes (perf.trace, the trace stage) stays in the
-    schema that CPU runs cannot exercise."""
+    schema that CPU runs cannot exercise. Made at schema 1; moved to 2 by adding the policy they were judged under
+    (musacoder 1), which is all version 2 asks of a version-1 verdict."""
     lines = (ROOT / "tests" / "data" / "gpu_verdicts_h200.jsonl").read_text().splitlines()
     verdicts = [json.loads(line) for line in lines]
     assert {v["status"] for v in verdicts} == {"pass", "cheat"}
