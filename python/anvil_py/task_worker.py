@@ -43,11 +43,14 @@ def _to_device(values, device):
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _exact_fp32():
-    """The reference computes in true fp32: no TF32 in cuDNN convolutions or matmuls (torch's conv default is
-    TF32 on, which would make an exact fp32 kernel fail a 1e-4 tolerance). Baselines are timed the same way."""
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+def _set_tf32(tf32):
+    """tf32 "off" (policy musacoder): the reference computes in true fp32, no TF32 in cuDNN convolutions or
+    matmuls (torch's conv default is TF32 on, which would make an exact fp32 kernel fail a 1e-4 tolerance).
+    "default" (policies kernelbench*): torch's own settings, as KernelBench's harness leaves them. Baselines are
+    timed the same way."""
+    if tf32 == "off":
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def _init_inputs(get_init_inputs, init_seed):
@@ -58,8 +61,8 @@ def _init_inputs(get_init_inputs, init_seed):
     return init_inputs
 
 
-def build_model(task_path, device, init_seed):
-    _exact_fp32()
+def build_model(task_path, device, init_seed, tf32="off"):
+    _set_tf32(tf32)
     _, Model, get_inputs, get_init_inputs = load_task(task_path)
     init_inputs = _init_inputs(get_init_inputs, init_seed)
     model = call_stage("init", lambda: Model(*init_inputs))
@@ -101,7 +104,7 @@ def timing_set_count(wanted, set_bytes, budget):
 def prepare(args):
     device = torch.device(args.device)
     seeds = [int(s) for s in args.seeds.split(",") if s]
-    model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed)
+    model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed, args.tf32)
     os.makedirs(args.out, exist_ok=True)
 
     params = [(n, p) for n, p in model.named_parameters()] + [(n, b) for n, b in model.named_buffers()]
@@ -266,7 +269,7 @@ def _await_turn(fd):
 
 def baseline(args):
     device = torch.device(args.device)
-    model, get_inputs, _ = build_model(args.task, device, args.init_seed)
+    model, get_inputs, _ = build_model(args.task, device, args.init_seed, args.tf32)
     trial_0 = os.path.join(args.prepared, "trial_0", "inputs")
     if os.path.isdir(trial_0):
         inputs = [v for _, v in tensor_io.read_dir(trial_0, device)]
@@ -354,6 +357,8 @@ def main(argv=None):
                    help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,
                    help="above this many bytes per trial, keep no trial data (streamed mode)")
+    tf32_help = "off: the reference in exact fp32; default: torch's TF32 settings as they are"
+    p.add_argument("--tf32", choices=["off", "default"], default="off", help=tf32_help)
     b = sub.add_parser("baseline")
     b.add_argument("--task", required=True)
     b.add_argument("--prepared", required=True)
@@ -365,6 +370,7 @@ def main(argv=None):
     b.add_argument("--out", required=True)
     b.add_argument("--handshake-fd", type=int, help="set up, write a byte here and time only after reading one back "
                    "(anvil gives the device alone for the timed calls only)")
+    b.add_argument("--tf32", choices=["off", "default"], default="off", help=tf32_help)
     i = sub.add_parser("init")
     i.add_argument("--task", required=True)
     i.add_argument("--init-seed", type=int, default=42)

@@ -55,6 +55,12 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "candidates while the GPUs run earlier ones (default: half the CPU cores with a GPU backend, 0 "
                   "with cpu; 0: no compiling ahead)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--policy", f.policy,
+                  "Rules that decide what is correct and legal (docs/rules.md): musacoder (the MusaCoder paper's: "
+                  "custom kernels only), kernelbench (KernelBench's eval: torch ops allowed, its static checker), "
+                  "kernelbench-v0.1 (the published leaderboard's: fp32 tolerance 1e-2, no static checker)")
+      ->check(CLI::IsMember(PolicyNames()))
+      ->capture_default_str();
   cmd->add_option("--gpus", f.gpus,
                   "GPUs of this node to use (cuda): a number or 'all' (those $CUDA_VISIBLE_DEVICES allows); each "
                   "gets --jobs slots and its candidates' processes see it alone (CUDA_VISIBLE_DEVICES)")
@@ -118,6 +124,9 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   o.max_trial_bytes = f.max_trial_bytes;
   o.max_scratch_bytes = f.max_scratch_bytes;
   o.held_out_auto = f.held_out == "auto";
+  auto policy = PolicyNamed(f.policy);
+  if (!policy.ok()) return policy.status();
+  o.policy = policy.value();
   return o;
 }
 

@@ -34,6 +34,7 @@ struct EvalFlags {
   std::string held_out = "none";  // "none" | "auto": held-out input sets for tasks without a sidecar's.     // Compiles
                                   // ahead of the runs, node-wide; -1: CompileAhead's default.
   std::string gpus = "all";       // How many GPUs of the node: a number or "all".
+  std::string policy = "musacoder";  // The verdict policy (verify/policy.h).
 };
 
 // One evaluator per GPU that --gpus names (one for the cpu backend), for

@@ -18,15 +18,25 @@ namespace anvil {
 
 // Fills `gate` from the Python file (kernelbench format only) and the native
 // sources (`includes`: where their headers are, for the preprocessor's
-// fallback, integrity/source_expand.h). Error only when the checker itself
-// cannot run.
+// fallback, integrity/source_expand.h). `kernelbench_checks` ("cpu",
+// "cuda"; "" for none): KernelBench's static checker runs too, with its
+// backend check for that backend (Policy::kernelbench_static). Error only
+// when the checker itself cannot run.
 Status CheckStaticLegality(const std::filesystem::path& candidate, const std::string& format,
-                           const NativeSources& native_sources, const IncludeDirs& includes, LegalGate& gate);
+                           const NativeSources& native_sources, const IncludeDirs& includes, LegalGate& gate,
+                           const std::string& kernelbench_checks = "");
 
 // ANVIL_STATIC_VERDICTS=0: the gate's cheat hits are kept as evidence and the
 // candidate runs, so that the run-time layers behind them (the sandbox, the
 // traces) can be tested on candidates the static rules already catch. A no-op
 // otherwise.
 void DemoteStaticCheats(LegalGate& gate);
+
+// The verdict's policy: hits of rules it allows (Policy::Allows: torch
+// compute and vendor libraries under kernelbench) are kept as evidence, with
+// a note naming the policy, and no longer make the candidate a cheat.
+void AllowByPolicy(const Policy& policy, LegalGate& gate);
+// The note such a hit's message gets.
+std::string AllowedByPolicyNote(const Policy& policy);
 
 }  // namespace anvil

@@ -43,10 +43,15 @@ CompareResult CompareDrawn(const TensorEntry& we, const void* want, const std::v
   return r;
 }
 
+// The policy's, then the task sidecar's, then --atol/--rtol (Verdict::policy
+// records the last two as overrides).
 Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
-  Tolerance tol = DefaultTolerance(dtype);
+  Tolerance tol = DefaultTolerance(dtype, options.policy);
   for (const auto& o : task.tolerances) {
-    if (o.dtype == DTypeName(dtype)) tol = {o.atol, o.rtol};
+    if (o.dtype == DTypeName(dtype)) {
+      tol.atol = o.atol;
+      tol.rtol = o.rtol;
+    }
   }
   if (options.atol) tol.atol = *options.atol;
   if (options.rtol) tol.rtol = *options.rtol;

@@ -119,6 +119,10 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   v.device_present = backend_.HasDevice();
   v.anvil_version = ANVIL_VERSION;
   v.policy = options_.policy;
+  for (const auto& o : task.tolerances) {
+    v.policy.overrides["sidecar." + o.dtype + ".atol"] = o.atol;
+    v.policy.overrides["sidecar." + o.dtype + ".rtol"] = o.rtol;
+  }
   if (options_.atol) v.policy.overrides["atol"] = *options_.atol;
   if (options_.rtol) v.policy.overrides["rtol"] = *options_.rtol;
   v.run.deadline_seconds = std::chrono::duration<double>(options_.run_deadline).count();
@@ -252,13 +256,17 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
                            : NativeSources{{source.file_name, source.text, backend_.kind() == BackendKind::kCuda, {}}};
   Status legal = [&] {
     StageClock clock(v, "static_check");
-    return CheckStaticLegality(candidate, v.format, sources, ScanIncludes(torch.value(), backend_), v.legal);
+    const std::string kernelbench_checks =
+        options_.policy.kernelbench_static ? (backend_.kind() == BackendKind::kCpu ? "cpu" : "cuda") : "";
+    return CheckStaticLegality(candidate, v.format, sources, ScanIncludes(torch.value(), backend_), v.legal,
+                               kernelbench_checks);
   }();
   if (!legal.ok()) {
     v.error = legal.message();
     v.status = VerdictStatus::kInfraError;
     return;
   }
+  AllowByPolicy(v.policy, v.legal);
   DemoteStaticCheats(v.legal);
   if (!v.run.tampered.empty()) TamperCheat(v);
   if (!v.legal.ok) {
@@ -298,9 +306,9 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     StageClock clock(v, "static_check");
     const bool libc_level = backend_.kind() == BackendKind::kCpu || v.format == "kernelbench";
     for (auto& hit : ScanArtifacts(v.compile.artifacts, libc_level)) {
-      if (hit.severity == "cheat") v.legal.ok = false;
       v.legal.hits.push_back(std::move(hit));
     }
+    AllowByPolicy(v.policy, v.legal);
     DemoteStaticCheats(v.legal);
   }
   if (!v.legal.ok) {
@@ -453,7 +461,8 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         StageClock clock(v, "make_trials");
         SharedDeviceHold hold(device_);
         v.device_wait_seconds += hold.waited();
-        return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline);
+        return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline,
+                          options_.policy.reference_tf32);
       }();
       if (!made.ok()) {
         infra("making trial " + std::to_string(g * per_group) + ": " + made.message());

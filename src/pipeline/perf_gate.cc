@@ -151,11 +151,13 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     StageClock clock(v, "trace");
     trace_hits = TraceHits(backend_, checked.out_dir, v.compile.artifacts, timed.event_ms, p.trace);
   }
+  bool trace_cheat = false;
   for (RuleHit& hit : trace_hits) {
-    RuntimeCheat(v, std::move(hit), "the kernel trace contradicts what the timed calls claim");
+    trace_cheat =
+        RuntimeCheat(v, std::move(hit), "the kernel trace contradicts what the timed calls claim") || trace_cheat;
   }
   if (clock_finding) clock_cheat();
-  if (clock_finding || !trace_hits.empty()) return;
+  if (clock_finding || trace_cheat) return;
   p.ran = true;
   const ClockedCalls counted = UntracedCalls(timed);
   // On a CPU, anvil's own wall clock bounds a call's time from below (run/call_clock.h, CpuCallTimes).
@@ -182,6 +184,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   BaselineOptions bo;
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;
+  bo.reference_tf32 = options_.policy.reference_tf32;
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
     // A baseline to measure is set up beside other work on the device (its
     // worker's start, the model, its inputs) and timed alone; reading one

@@ -5,6 +5,7 @@
 
 #include "core/sandbox.h"
 #include "integrity/candidate_sandbox.h"
+#include "integrity/static_legal.h"
 
 namespace anvil {
 
@@ -29,12 +30,19 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }
 
-void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
+bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.legal.ran = true;
+  if (v.policy.Allows(hit.rule)) {
+    hit.severity = "evidence";
+    hit.message += AllowedByPolicyNote(v.policy);
+    v.legal.hits.push_back(std::move(hit));
+    return false;
+  }
   v.legal.ok = false;
   v.legal.hits.push_back(std::move(hit));
   v.perf.skipped = skipped;
   v.status = VerdictStatus::kCheat;
+  return true;
 }
 
 // What the static check could not see (an alias, a computed name, a loop
@@ -96,19 +104,18 @@ bool ForwardTraceCheat(Verdict& v) {
     if (!v.run.compute_seen_in.empty()) message += " (first in " + v.run.compute_seen_in + ")";
     message += ": ";
     for (std::size_t i = 0; i < f.seen.size(); ++i) message += (i ? ", " : "") + f.seen[i];
-    RuntimeCheat(v, f.rule, std::move(message), f.skipped);
-    return true;
+    if (RuntimeCheat(v, f.rule, std::move(message), f.skipped)) return true;
   }
   return false;
 }
 
-void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped) {
+bool RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped) {
   RuleHit hit;
   hit.rule = std::move(rule);
   hit.severity = "cheat";
   hit.source = "runtime";
   hit.message = std::move(message);
-  RuntimeCheat(v, std::move(hit), skipped);
+  return RuntimeCheat(v, std::move(hit), skipped);
 }
 
 void SandboxViolation(Verdict& v, const std::string& when) {

@@ -18,10 +18,11 @@ namespace anvil {
 void FromRun(const RunOutcome& r, RunGate& g);
 
 // The hit is recorded and the candidate is a cheat; `skipped` says why no
-// timing follows.
-void RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped);
+// timing follows. Unless the verdict's policy allows the rule: then the hit
+// is recorded as evidence and nothing else changes. Whether it was a cheat.
+bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped);
 // The same for a hit of severity cheat from runtime evidence.
-void RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped);
+bool RuntimeCheat(Verdict& v, std::string rule, std::string message, const char* skipped);
 
 // run.tamper from v.run.tampered: what the worker's fingerprints (or the
 // compiled timer's fault handler) found replaced, and when.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "integrity/static_legal.h"
+
 namespace anvil {
 namespace {
 
@@ -34,6 +36,55 @@ TEST(DiskFullProblemTest, ABuildThatFailedOnAFullDiskIsAnvilsProblem) {
   EXPECT_NE(problem->find("/cache/artifacts has only 5 MiB free: the candidate's build failed"), std::string::npos)
       << *problem;
   EXPECT_FALSE(BuildDiskFullProblem("/cache/artifacts", kDiskLowBytes).has_value());
+}
+
+RuleHit Hit(const std::string& rule, const std::string& severity) {
+  RuleHit h;
+  h.rule = rule;
+  h.severity = severity;
+  h.message = "m";
+  return h;
+}
+
+TEST(PolicyTest, AllowedStaticHitsBecomeEvidenceAndTheOthersStillDecide) {
+  LegalGate gate;
+  gate.hits = {Hit("py.torch_compute", "cheat"), Hit("py.stream", "evidence")};
+  gate.ok = false;
+  AllowByPolicy(PolicyNamed("kernelbench").value(), gate);
+  EXPECT_TRUE(gate.ok);
+  EXPECT_EQ(gate.hits[0].severity, "evidence");
+  EXPECT_NE(gate.hits[0].message.find("policy kernelbench allows it"), std::string::npos);
+  gate.hits.push_back(Hit("kb.code_bypass", "cheat"));
+  AllowByPolicy(PolicyNamed("kernelbench").value(), gate);
+  EXPECT_FALSE(gate.ok);
+  LegalGate musacoder;
+  musacoder.hits = {Hit("py.torch_compute", "cheat")};
+  AllowByPolicy(Policy(), musacoder);
+  EXPECT_FALSE(musacoder.ok);
+  EXPECT_EQ(musacoder.hits[0].severity, "cheat");
+}
+
+TEST(PolicyTest, AnAllowedRuntimeFindingIsRecordedWithoutDecidingTheVerdict) {
+  Verdict v;
+  v.status = VerdictStatus::kPass;
+  v.policy = PolicyNamed("kernelbench").value();
+  v.run.aten_compute = {"aten.relu.default x5"};
+  EXPECT_FALSE(ForwardTraceCheat(v));
+  EXPECT_EQ(v.status, VerdictStatus::kPass);
+  ASSERT_EQ(v.legal.hits.size(), 1u);
+  EXPECT_EQ(v.legal.hits[0].rule, "run.aten_compute");
+  EXPECT_EQ(v.legal.hits[0].severity, "evidence");
+  EXPECT_TRUE(v.perf.skipped.empty());
+  // run.host_compute is never allowed: it still decides, after the allowed finding.
+  v.run.host_compute = {"Tensor.numpy x1"};
+  v.legal.hits.clear();
+  EXPECT_TRUE(ForwardTraceCheat(v));
+  EXPECT_EQ(v.status, VerdictStatus::kCheat);
+  EXPECT_EQ(v.legal.hits.back().rule, "run.host_compute");
+  Verdict m;
+  m.run.aten_compute = {"aten.relu.default x5"};
+  EXPECT_TRUE(ForwardTraceCheat(m));
+  EXPECT_EQ(m.status, VerdictStatus::kCheat);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.max_trial_bytes = options_.max_trial_bytes;
     if (options_.perf) po.timing_sets = options_.iters;
     po.policy = options_.policy.Id();
+    po.reference_tf32 = options_.policy.reference_tf32;
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
     SharedDeviceHold hold(device_);

@@ -16,6 +16,12 @@ namespace {
 constexpr int kProtocolVersion = 2;
 constexpr int kTaskErrorExit = 3;
 
+// The task worker's TF32 setting: exact fp32 unless the policy keeps torch's defaults.
+void AddTf32(ProcessSpec& spec, bool reference_tf32) {
+  spec.argv.push_back("--tf32");
+  spec.argv.push_back(reference_tf32 ? "default" : "off");
+}
+
 std::string SecretSeeds(int n) {
   std::random_device rd;
   std::string seeds;
@@ -120,6 +126,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     spec.argv.push_back("--held-out");
     spec.argv.push_back(task.held_out_json);
   }
+  AddTf32(spec, options.reference_tf32);
   spec.deadline = options.deadline;
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
@@ -176,12 +183,13 @@ Result<fs::path> TaskInitArgs(const Task& task, const std::string& torch_version
 }
 
 Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
-                  const fs::path& out, std::chrono::seconds deadline) {
+                  const fs::path& out, std::chrono::seconds deadline, bool reference_tf32) {
   std::string joined;
   for (const auto& s : seeds) joined += (joined.empty() ? "" : ",") + s;
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(), "--device", backend.TorchDevice(),
                       "--seeds", joined, "--init-seed", std::to_string(init_seed)});
+  AddTf32(spec, reference_tf32);
   spec.deadline = deadline;
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
@@ -217,6 +225,7 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
                                          "--device", backend.TorchDevice(), "--mode", BaselineModeName(mode),
                                          "--warmup", std::to_string(options.warmup), "--iters",
                                          std::to_string(options.iters), "--out", tmp.string()});
+    AddTf32(spec, options.reference_tf32);
     spec.deadline = options.deadline;
     for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
     std::optional<Handshake> ready_to_time;

@@ -47,6 +47,9 @@ struct PrepareOptions {
   // The verdict policy's id (verify/policy.h): part of the key, since a
   // policy decides how the reference computes (TF32) and what its spec holds.
   std::string policy = "musacoder/1";
+  // The reference computes with torch's default TF32 settings (Policy::
+  // reference_tf32) instead of exact fp32.
+  bool reference_tf32 = false;
 };
 
 struct PreparedTask {
@@ -75,7 +78,7 @@ std::filesystem::path PreparedTaskLockPath(const std::filesystem::path& dir);
 // Streamed tasks: makes trials (a prepared folder of its own holding
 // spec.json, params/ and trial_0/ ... for each of `seeds` in order) into `out`.
 Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
-                  const std::filesystem::path& out, std::chrono::seconds deadline);
+                  const std::filesystem::path& out, std::chrono::seconds deadline, bool reference_tf32);
 
 // What Model and ModelNew are built with (get_init_inputs() under
 // `options.init_seed`) in a JSON file {init_inputs, init_seed}: made on the
@@ -96,6 +99,7 @@ enum class BaselineMode { kEager, kCompile };
 struct BaselineOptions {
   int warmup = 3;
   int iters = 20;
+  bool reference_tf32 = false;  // As the task was prepared (PrepareOptions).
   std::chrono::seconds deadline{900};
 };
 

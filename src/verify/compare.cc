@@ -33,9 +33,6 @@ constexpr std::array<DTypeInfo, 10> kDTypes = {{
 }};
 
 constexpr std::string_view kTorchPrefix = "torch.";
-constexpr Tolerance kFloat32Tolerance = {1e-4, 1e-4};
-constexpr Tolerance kFloat64Tolerance = {1e-6, 1e-6};
-constexpr Tolerance kHalfTolerance = {1e-2, 1e-2};
 constexpr Tolerance kExactTolerance = {0, 0};
 
 // IEEE binary16 layout.
@@ -151,7 +148,7 @@ void CompareFloating(const unsigned char* expected, const unsigned char* actual,
       // Written so that an overflowing diff (inf) fails too.
       if (!(diff <= tol.atol + tol.rtol * mag)) acc->Mismatch(i, e, a);
     } else {
-      const bool same = (std::isnan(e) && std::isnan(a)) || e == a;
+      const bool same = (tol.nan_equal && std::isnan(e) && std::isnan(a)) || e == a;
       if (!same) acc->Mismatch(i, e, a);
     }
   }
@@ -319,18 +316,24 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-Tolerance DefaultTolerance(DType dtype) {
+Tolerance DefaultTolerance(DType dtype, const Policy& policy) {
+  Tolerance tol = kExactTolerance;
   switch (dtype) {
     case DType::kFloat32:
-      return kFloat32Tolerance;
+      tol = {policy.float32_tol, policy.float32_tol};
+      break;
     case DType::kFloat64:
-      return kFloat64Tolerance;
+      tol = {policy.float64_tol, policy.float64_tol};
+      break;
     case DType::kFloat16:
     case DType::kBFloat16:
-      return kHalfTolerance;
+      tol = {policy.half_tol, policy.half_tol};
+      break;
     default:
-      return kExactTolerance;
+      break;
   }
+  tol.nan_equal = policy.nan_equal;
+  return tol;
 }
 
 CompareResult CompareTensors(const TensorView& expected, const TensorView& actual, Tolerance tol) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "verify/policy.h"
 
 namespace anvil {
 
@@ -33,10 +34,14 @@ int64_t NumElements(const std::vector<int64_t>& shape);
 struct Tolerance {
   double atol = 1e-4;  // Absolute part.
   double rtol = 1e-4;  // Relative part, scaled by |expected|.
+  // A NaN matches a NaN of the reference at the same place (false: it never
+  // matches, as torch.allclose's equal_nan=False).
+  bool nan_equal = true;
 };
 
-// fp32 1e-4/1e-4, fp64 1e-6/1e-6, fp16 and bf16 1e-2/1e-2, integers and bool exact.
-Tolerance DefaultTolerance(DType dtype);
+// The policy's tolerance for `dtype` (musacoder: fp32 1e-4/1e-4, fp64
+// 1e-6/1e-6, fp16 and bf16 1e-2/1e-2); integers and bool exact.
+Tolerance DefaultTolerance(DType dtype, const Policy& policy = Policy());
 
 // A contiguous row-major tensor. `data` holds NumElements(shape) elements.
 struct TensorView {

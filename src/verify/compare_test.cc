@@ -51,6 +51,13 @@ TEST(DTypeTest, DefaultTolerances) {
   EXPECT_EQ(DefaultTolerance(DType::kBFloat16).rtol, 1e-2);
   EXPECT_EQ(DefaultTolerance(DType::kInt64).atol, 0);
   EXPECT_EQ(DefaultTolerance(DType::kBool).rtol, 0);
+  EXPECT_TRUE(DefaultTolerance(DType::kFloat32).nan_equal);
+  // KernelBench's published leaderboard (v0.1) compared fp32 at 1e-2; integers stay exact under every policy.
+  const Policy v01 = PolicyNamed("kernelbench-v0.1").value();
+  EXPECT_EQ(DefaultTolerance(DType::kFloat32, v01).atol, 1e-2);
+  EXPECT_EQ(DefaultTolerance(DType::kFloat32, v01).rtol, 1e-2);
+  EXPECT_EQ(DefaultTolerance(DType::kInt32, v01).atol, 0);
+  EXPECT_EQ(DefaultTolerance(DType::kFloat32, PolicyNamed("kernelbench").value()).atol, 1e-4);
 }
 
 TEST(NumElementsTest, ProductsAndInvalid) {
@@ -116,6 +123,15 @@ TEST(CompareTest, MatchingNonFiniteValuesPass) {
   const CompareResult r = CompareTensors(F32(e), F32({kNanF, kInfF, -kInfF, 1}), Tolerance());
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.mean_abs_error, 0);
+}
+
+TEST(CompareTest, UnderEqualNanFalseANanNeverMatches) {
+  Tolerance tol = DefaultTolerance(DType::kFloat32, PolicyNamed("kernelbench").value());
+  EXPECT_FALSE(tol.nan_equal);
+  const CompareResult r = CompareTensors(F32({kNanF, kInfF, 1}), F32({kNanF, kInfF, 1}), tol);
+  EXPECT_FALSE(r.ok);  // torch.allclose(equal_nan=False): the NaN fails, the infinity matches.
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.problem, "nan");
 }
 
 TEST(CompareTest, NanWhereFiniteExpected) {

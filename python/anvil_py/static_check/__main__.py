@@ -1,4 +1,5 @@
-"""The command line: `python -m anvil_py.static_check --candidate FILE [--format kernelbench|native]`.
+"""The command line: `python -m anvil_py.static_check --candidate FILE [--format kernelbench|native]
+[--kernelbench-checks cpu|cuda]`.
 
 Prints the report of check_source() as one JSON line and exits 0; exits 2 when the file cannot be read.
 """
@@ -8,6 +9,7 @@ import json
 import sys
 
 from . import __doc__ as PACKAGE_DOC
+from . import kernelbench_checks
 from .analyzer import check_source
 from .rules import VERSION
 
@@ -16,6 +18,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m anvil_py.static_check", description=PACKAGE_DOC.split("\n")[0])
     parser.add_argument("--candidate", required=True, help="the candidate's Python file")
     parser.add_argument("--format", default="kernelbench", choices=["kernelbench", "native"])
+    parser.add_argument("--kernelbench-checks", choices=["cpu", "cuda"],
+                        help="also KernelBench's static checker, with its backend check for this backend")
     args = parser.parse_args(argv)
     try:
         with open(args.candidate, "rb") as fh:
@@ -29,6 +33,8 @@ def main(argv=None):
         report = {"version": VERSION, "hits": [], "parse_error": f"the file is not UTF-8: {e}"}
     else:
         report = check_source(text, args.format, args.candidate)
+        if args.kernelbench_checks:
+            report["hits"] += kernelbench_checks.check(text, args.kernelbench_checks)
     json.dump(report, sys.stdout)
     sys.stdout.write("\n")
     return 0
