@@ -15,7 +15,7 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from anvil_py import tensor_io
+from anvil_py import tensor_io, trivial_guard
 from anvil_py.task_loader import TaskError, call_stage, load_task
 from anvil_py.timing import Timer
 
@@ -114,6 +114,8 @@ def prepare(args):
 
     spec = None
     streamed = False
+    guard = json.loads(args.guard) if args.guard else None
+    guards, trial0_inputs = [], None
     with torch.no_grad():
         for k, seed in enumerate(seeds):
             inputs = make_inputs(get_inputs, seed, device)
@@ -129,6 +131,12 @@ def prepare(args):
             outputs = _outputs(result)
             tensor_io.write_dir(os.path.join(trial_dir, "expected"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
+            if guard is not None:
+                if k == 0:
+                    guards = trivial_guard.guards_for(outputs, guard["tolerance"], guard["nan_equal"])
+                    trial0_inputs = inputs
+                for g in guards:
+                    g.observe_trial(outputs[g.index], inputs)
             if k == 0:
                 spec = _spec(args, model, init_inputs, inputs, outputs, trace.ops)
                 trial_bytes = sum(t.numel() * t.element_size() for t in list(inputs) + outputs
@@ -159,8 +167,38 @@ def prepare(args):
                                                   seed, device)
             if skipped:
                 spec["held_out_skipped"] = skipped
+        if spec is not None and guard is not None:
+            if streamed:
+                spec["trivial_guard"] = {"skipped": "a streamed task (trials made when needed)"}
+            else:
+                _guard(args, spec, guards, model, get_inputs, trial0_inputs, device)
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
+
+
+def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
+    """The trivial-output guard's findings (anvil_py/trivial_guard.py) into the spec: tightened outputs, the
+    held-out sets that tell a trivial output from the kernel, or why the task is degenerate."""
+    report = {}
+    for g in guards:
+        if g.tightened():
+            passed = [f for f in trivial_guard.FORMS if g.base[f]]
+            report[g.name] = {"atol_scale": g.scale, "why": f"{', '.join(passed)} passed every trial at atol "
+                              f"{g.atol:g}, rtol {g.rtol:g} (the output's root mean square is {g.rms:.3g})"}
+    seeds = [int(s) for s in args.guard_seeds.split(",") if s]
+    degenerate, sets = trivial_guard.judge_more_sets(
+        guards, lambda inputs: call_stage("forward", model, *inputs),
+        lambda seed: make_inputs(get_inputs, seed, device), trial0_inputs, seeds, _outputs)
+    spec["trivial_guard"] = report
+    if degenerate:
+        spec["degenerate"] = degenerate
+        return
+    held = spec.setdefault("held_out", [])
+    for label, inputs, outputs in sets:
+        folder = os.path.join(args.out, f"held_out_{len(held)}")
+        tensor_io.write_dir(os.path.join(folder, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
+        tensor_io.write_dir(os.path.join(folder, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+        held.append({"guard": label})
 
 
 def init(args):
@@ -357,6 +395,9 @@ def main(argv=None):
                    help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,
                    help="above this many bytes per trial, keep no trial data (streamed mode)")
+    p.add_argument("--guard", default="",
+                   help='the trivial-output guard: JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}')
+    p.add_argument("--guard-seeds", default="", help="secret seeds of the guard's extra input sets")
     tf32_help = "off: the reference in exact fp32; default: torch's TF32 settings as they are"
     p.add_argument("--tf32", choices=["off", "default"], default="off", help=tf32_help)
     b = sub.add_parser("baseline")

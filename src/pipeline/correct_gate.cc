@@ -60,8 +60,9 @@ Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options
 
 }  // namespace
 
-TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, const fs::path& got_dir, int trial,
-                                   Verdict& v, std::optional<uint64_t> recheck_seed) {
+TrialCheck Evaluator::CompareTrial(const Task& task, const PreparedTask& prepared, const fs::path& want_dir,
+                                   const fs::path& got_dir, int trial, Verdict& v,
+                                   std::optional<uint64_t> recheck_seed) {
   TrialCheck t;
   t.trial = trial;
   auto want = ReadTensorManifest(want_dir);
@@ -87,6 +88,9 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
     o.name = we.name;
     o.dtype = std::string(DTypeName(we.dtype));
     o.tolerance = ToleranceFor(task, we.dtype, options_);
+    if (auto scale = prepared.atol_scale.find(we.name); scale != prepared.atol_scale.end()) {
+      o.tolerance.atol *= scale->second;
+    }
     // A recheck of a large output holds only the elements the seed drew.
     const std::vector<int64_t> points =
         recheck_seed && !we.is_scalar ? RecheckPoints(NumElements(we.shape), *recheck_seed, trial, static_cast<int>(i))
@@ -121,13 +125,15 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const fs::path& want_dir, c
   return t;
 }
 
-std::vector<TrialCheck> Evaluator::CompareTrials(const Task& task, const std::vector<CompareJob>& jobs, Verdict& v) {
+std::vector<TrialCheck> Evaluator::CompareTrials(const Task& task, const PreparedTask& prepared,
+                                                 const std::vector<CompareJob>& jobs, Verdict& v) {
   std::vector<TrialCheck> checks(jobs.size());
   std::vector<Verdict> errors(jobs.size());  // CompareTrial reports anvil's own failures in Verdict::error.
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      checks[i] = CompareTrial(task, jobs[i].want_dir, jobs[i].got_dir, jobs[i].trial, errors[i], jobs[i].recheck_seed);
+      checks[i] = CompareTrial(task, prepared, jobs[i].want_dir, jobs[i].got_dir, jobs[i].trial, errors[i],
+                               jobs[i].recheck_seed);
     }
   };
   const std::size_t threads = std::min<std::size_t>(jobs.size(), kCompareThreads);

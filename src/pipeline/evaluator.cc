@@ -488,7 +488,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
           jobs.push_back({ref / set / "expected", req.out_dir / set, static_cast<int>(k), std::nullopt});
         }
       }
-      std::vector<TrialCheck> checks = CompareTrials(task, jobs, v);
+      std::vector<TrialCheck> checks = CompareTrials(task, prepared, jobs, v);
       for (std::size_t i = 0; i < checks.size(); ++i) {
         (static_cast<int>(i) < per_group ? v.correct.details : v.correct.held_out).push_back(std::move(checks[i]));
       }

@@ -133,8 +133,11 @@ class Evaluator {
                          std::uintmax_t scratch_room, const std::function<void()>& release_run_slot, Verdict& v);
   // `recheck_seed`: got_dir holds a recheck of timing set `trial`, whose
   // large outputs are the elements RecheckPoints draws from that seed.
-  TrialCheck CompareTrial(const Task& task, const std::filesystem::path& want_dir, const std::filesystem::path& got_dir,
-                          int trial, Verdict& v, std::optional<uint64_t> recheck_seed = std::nullopt);
+  // The task's tolerance, each output's atol scaled as the trivial-output
+  // guard asked (PreparedTask::atol_scale).
+  TrialCheck CompareTrial(const Task& task, const PreparedTask& prepared, const std::filesystem::path& want_dir,
+                          const std::filesystem::path& got_dir, int trial, Verdict& v,
+                          std::optional<uint64_t> recheck_seed = std::nullopt);
   // Several CompareTrial side by side (outputs of up to hundreds of MB each:
   // the comparisons are memory-bound), in the order given.
   struct CompareJob {
@@ -142,7 +145,8 @@ class Evaluator {
     int trial = 0;
     std::optional<uint64_t> recheck_seed;
   };
-  std::vector<TrialCheck> CompareTrials(const Task& task, const std::vector<CompareJob>& jobs, Verdict& v);
+  std::vector<TrialCheck> CompareTrials(const Task& task, const PreparedTask& prepared,
+                                        const std::vector<CompareJob>& jobs, Verdict& v);
   void FinishCorrectness(Verdict& v);
   // Gate 4 on a candidate that passed gates 1-3: its timed calls (in
   // pipeline/perf_gate.cc).

@@ -131,7 +131,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   std::vector<TrialCheck> rechecks;
   {
     StageClock clock(v, "compare");
-    rechecks = CompareTrials(task, jobs, v);
+    rechecks = CompareTrials(task, prepared, jobs, v);
   }
   for (std::size_t i = 0; i < rechecks.size(); ++i) {
     const int k = p.rechecked[i];

@@ -2,12 +2,34 @@
 // candidates' extraction and compile, which need only its init arguments),
 // shared by every evaluation of it, and waited for when the evaluator ends.
 #include <future>
+#include <nlohmann/json.hpp>
 
 #include "pipeline/evaluator.h"  // These Evaluator members are defined here.
 #include "tasks/prepare.h"
+#include "verify/compare.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
+namespace {
+
+// The tolerances the trivial-output guard checks with: the policy's for each
+// floating dtype, a task sidecar's where it sets one ("" when the policy has
+// no guard). --atol/--rtol are the run's, not the task's: the guard's atol
+// scale applies to them as well.
+std::string GuardTolerances(const Policy& policy, const Task& task) {
+  if (!policy.trivial_guard) return "";
+  nlohmann::json tolerance = nlohmann::json::object();
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    const Tolerance t = DefaultTolerance(dtype, policy);
+    tolerance[std::string(DTypeName(dtype))] = {t.atol, t.rtol};
+  }
+  for (const auto& o : task.tolerances) {
+    if (tolerance.contains(o.dtype)) tolerance[o.dtype] = {o.atol, o.rtol};
+  }
+  return nlohmann::json({{"tolerance", tolerance}, {"nan_equal", policy.nan_equal}}).dump();
+}
+
+}  // namespace
 
 Evaluator::~Evaluator() {
   std::map<std::string, std::shared_future<Result<PreparedTask>>> running;
@@ -44,6 +66,7 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     if (options_.perf) po.timing_sets = options_.iters;
     po.policy = options_.policy.Id();
     po.reference_tf32 = options_.policy.reference_tf32;
+    po.guard = GuardTolerances(options_.policy, task);
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
     SharedDeviceHold hold(device_);

@@ -47,7 +47,8 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
   return "task " + task.name + ": the task worker failed (" + r.Describe() + ")\n" + TailLines(r.err, 8);
 }
 
-// The timing sets from the spec; streamed tasks keep their trial seeds
+// What the evaluation needs of the spec (timing sets, held-out sets, the
+// trivial-output guard's findings); streamed tasks keep their trial seeds
 // (secret, like the reference outputs of cached tasks) in seeds.json.
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
@@ -61,6 +62,16 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
       }
       prepared.held_out.push_back(text);
     }
+  }
+  if (parsed.is_object() && parsed.contains("trivial_guard") && parsed["trivial_guard"].is_object()) {
+    for (const auto& [name, entry] : parsed["trivial_guard"].items()) {
+      if (entry.is_object() && entry.contains("atol_scale") && entry["atol_scale"].is_number()) {
+        prepared.atol_scale[name] = entry["atol_scale"].get<double>();
+      }
+    }
+  }
+  if (parsed.is_object() && parsed.contains("degenerate") && parsed["degenerate"].is_string()) {
+    prepared.degenerate = parsed["degenerate"].get<std::string>();
   }
   auto text = ReadFile(prepared.dir / "seeds.json");
   if (!text.ok()) return prepared;
@@ -89,11 +100,12 @@ fs::path PreparedTaskLockPath(const fs::path& dir) { return dir.parent_path() / 
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
                                  const PrepareOptions& options) {
   // Baseline times live in the prepared folder: the device model is part of the key.
-  std::string key = Sha256Hex(task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version +
-                              "|" + std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
-                              std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) +
-                              "|" + std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion) +
-                              "|" + options.policy + (task.held_out_json.empty() ? "" : "|" + task.held_out_json));
+  std::string key =
+      Sha256Hex(task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version + "|" +
+                std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
+                std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) + "|" +
+                std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion) + "|" +
+                options.policy + "|" + options.guard + (task.held_out_json.empty() ? "" : "|" + task.held_out_json));
   fs::path root = options.cache_dir / "tasks";
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
   std::error_code ec;
@@ -127,6 +139,9 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     spec.argv.push_back(task.held_out_json);
   }
   AddTf32(spec, options.reference_tf32);
+  if (!options.guard.empty()) {
+    spec.argv.insert(spec.argv.end(), {"--guard", options.guard, "--guard-seeds", SecretSeeds(8)});
+  }
   spec.deadline = options.deadline;
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct PrepareOptions {
   // The reference computes with torch's default TF32 settings (Policy::
   // reference_tf32) instead of exact fp32.
   bool reference_tf32 = false;
+  // The trivial-output guard's tolerances (python/anvil_py/trivial_guard.py):
+  // JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}; "" for none.
+  std::string guard;
 };
 
 struct PreparedTask {
@@ -68,6 +72,11 @@ struct PreparedTask {
   // held_out_K/{inputs,expected} (catalog C1; Task::held_out_json): what each
   // set changed, e.g. "batch_size=5". None for streamed tasks.
   std::vector<std::string> held_out;
+  // The trivial-output guard (spec.json "trivial_guard", "degenerate"): by
+  // output name, the factor its atol is scaled by; and, for a task no check
+  // tells from a trivial output, which ("out0: zeros").
+  std::map<std::string, double> atol_scale;
+  std::string degenerate;
   // A shared lock on `dir`, released with the last copy of this object.
   std::shared_ptr<const FileLock> in_use;
 };

@@ -26,10 +26,18 @@ std::string WrongAnswerText(const Verdict& v) {
   std::vector<std::pair<std::string, const TrialCheck*>> failed;
   for (const auto& t : c.details) failed.emplace_back("Trial " + std::to_string(t.trial), &t);
   if (c.passed == c.trials) {
-    // Right on the benchmark's inputs: the held-out ones decided it (catalog C1).
-    text =
-        "Wrong answer: every trial matches, but not the held-out input sets the task declares (shapes the "
-        "benchmark does not show): the kernel must not depend on the benchmark's exact sizes.\n";
+    // Right on the benchmark's inputs: the held-out ones decided it (catalog
+    // C1), or the sets the trivial-output guard added ("guard=...").
+    bool guard_failed = false;
+    for (std::size_t k = 0; k < c.held_out.size() && k < c.held_out_sets.size(); ++k) {
+      guard_failed = guard_failed || (!c.held_out[k].ok && c.held_out_sets[k].starts_with("guard="));
+    }
+    text = guard_failed
+               ? "Wrong answer: every trial matches, but on the benchmark's inputs this task's tolerance also "
+                 "accepts outputs that compute nothing (zeros, a constant, an input, one row repeated), so the "
+                 "output must also be right on inputs of another scale or sign: it is not.\n"
+               : "Wrong answer: every trial matches, but not the held-out input sets the task declares (shapes the "
+                 "benchmark does not show): the kernel must not depend on the benchmark's exact sizes.\n";
     for (std::size_t k = 0; k < c.held_out.size(); ++k) {
       failed.emplace_back("Held-out set " + std::to_string(k) +
                               (k < c.held_out_sets.size() ? " (" + c.held_out_sets[k] + ")" : std::string()),

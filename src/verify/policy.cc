@@ -26,6 +26,7 @@ Policy KernelBench() {
   p.reference_tf32 = true;
   p.torch_compute_allowed = true;
   p.kernelbench_static = true;
+  p.trivial_guard = false;
   return p;
 }
 

@@ -35,6 +35,10 @@ struct Policy {
   // KernelBench's static checker (its strict checks and backend check) runs:
   // its rules (kb.*) are cheats.
   bool kernelbench_static = false;
+  // The trivial-output guard (docs/rules.md): a task whose check a trivial
+  // output (zeros, a constant, an input, one row) would pass is checked
+  // tighter, or marked degenerate.
+  bool trivial_guard = true;
   // What the run replaced of the policy's own settings, by name: "atol",
   // "rtol", "sidecar.float32.atol", ...
   std::map<std::string, double> overrides;

@@ -1,0 +1,136 @@
+"""The trivial-output guard (policy musacoder; docs/rules.md, "Outputs that say nothing"), run by the task worker
+while it prepares a task, on the trusted side.
+
+A trivial output is one a kernel can write without computing: zeros, one constant (trial 0's mean), one row of
+trial 0's output broadcast to every row, or one of the inputs as it came. For each floating output the guard asks
+whether the tolerance the verdict will use accepts a trivial form on every trial. If one does, the output's check
+is tightened: its atol is scaled by the output's magnitude (trial 0's root mean square, when under 1), the form
+checked again. A form that still passes every trial is tried on more inputs: trial 0's inputs negated, the task's
+inputs from 8 more secret seeds, and trial 0's inputs scaled by 1e-3 and by 1e3. The first set on which it fails
+becomes a held-out set of the task (a kernelbench-format candidate must be right on it too); where it passes on
+all, the task is degenerate: it cannot tell a kernel from a trivial output, and its spec says so.
+"""
+
+import torch
+
+from anvil_py import tensor_io
+
+EXTRA_SEEDS = 8
+FORMS = ("zeros", "a constant", "one row broadcast", "an input")
+
+
+def _allclose(expected, actual, atol, rtol, nan_equal):
+    """anvil's comparison (src/verify/compare.cc): finite pairs within atol + rtol*|expected|, other values equal."""
+    if actual is None or actual.shape != expected.shape:
+        return False
+    e = expected.double()
+    a = actual.to(expected.device).double()
+    finite = torch.isfinite(e) & torch.isfinite(a)
+    close = (a - e).abs() <= atol + rtol * e.abs()
+    same = (e == a) | (torch.isnan(e) & torch.isnan(a) & nan_equal)
+    return bool(torch.where(finite, close, same).all())
+
+
+class OutputGuard:
+    """One floating output: the trivial forms and, per form, whether it has passed every set so far."""
+
+    def __init__(self, index, trial0_output, tolerance, nan_equal):
+        self.index = index
+        self.name = f"out{index}"
+        self.atol, self.rtol = tolerance
+        self.nan_equal = nan_equal
+        out = trial0_output.detach()
+        finite = out[torch.isfinite(out)].double()
+        self.constant = float(finite.mean()) if finite.numel() else 0.0
+        self.row = out[0:1].clone() if out.dim() >= 2 and out.shape[0] > 1 else None
+        rms = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+        self.rms = rms
+        self.scale = min(1.0, rms)
+        # Per form: passed every trial so far, at the base tolerance and at the tightened one.
+        self.base = {form: True for form in FORMS}
+        self.tight = {form: True for form in FORMS}
+
+    def forms(self, expected, inputs):
+        """form -> the output it would write for this set (None where the form does not apply)."""
+        same = [x for x in inputs if isinstance(x, torch.Tensor) and x.shape == expected.shape and
+                x.dtype.is_floating_point]
+        row = self.row.to(expected.device).expand_as(expected) if self.row is not None and \
+            self.row.shape[1:] == expected.shape[1:] else None
+        return {"zeros": torch.zeros_like(expected), "a constant": torch.full_like(expected, self.constant),
+                "one row broadcast": row, "an input": same[0] if same else None}
+
+    def passes(self, form_output, expected, tight):
+        atol = self.atol * self.scale if tight else self.atol
+        return _allclose(expected, form_output, atol, self.rtol, self.nan_equal)
+
+    def observe_trial(self, expected, inputs):
+        for form, written in self.forms(expected, inputs).items():
+            self.base[form] = self.base[form] and self.passes(written, expected, tight=False)
+            self.tight[form] = self.tight[form] and self.passes(written, expected, tight=True)
+
+    def tightened(self):
+        return any(self.base.values())
+
+    def still_passing(self):
+        return [form for form in FORMS if self.tight[form]]
+
+
+def guards_for(outputs, tolerances, nan_equal):
+    """An OutputGuard per floating tensor output of trial 0; `tolerances`: dtype name -> [atol, rtol]."""
+    guards = []
+    for i, out in enumerate(outputs):
+        if isinstance(out, torch.Tensor) and out.dtype.is_floating_point and out.numel() > 0:
+            tol = tolerances.get(tensor_io.dtype_name(out.dtype))
+            if tol:
+                guards.append(OutputGuard(i, out, tol, nan_equal))
+    return guards
+
+
+def _transformed(inputs, how):
+    factor = {"negated": -1.0, "x1e-3": 1e-3, "x1e3": 1e3}[how]
+    return [x * factor if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in inputs]
+
+
+def more_sets(make_inputs, trial0_inputs, seeds):
+    """(label, inputs) of the sets a form that passes every trial is tried on, mildest first."""
+    yield "inputs negated", _transformed(trial0_inputs, "negated")
+    for k, seed in enumerate(seeds[:EXTRA_SEEDS]):
+        yield f"inputs from another seed ({k})", make_inputs(seed)
+    yield "inputs x1e-3", _transformed(trial0_inputs, "x1e-3")
+    yield "inputs x1e3", _transformed(trial0_inputs, "x1e3")
+
+
+def judge_more_sets(guards, run_model, make_inputs, trial0_inputs, seeds, outputs_of):
+    """For the guards with forms still passing: tries them on more sets. Returns (degenerate, guard_sets): the
+    first guard's form that passed everywhere ("out0: zeros", or ""), and the sets (label, inputs, outputs), each
+    the first on which some still-passing form failed while the reference was finite (at most one per form)."""
+    pending = {g.index: set(g.still_passing()) for g in guards if g.still_passing()}
+    if not pending:
+        return "", []
+    by_index = {g.index: g for g in guards}
+    survivors = {i: set(forms) for i, forms in pending.items()}
+    guard_sets = []
+    for label, inputs in more_sets(make_inputs, trial0_inputs, seeds):
+        try:
+            outputs = outputs_of(run_model(inputs))
+        except Exception:  # noqa: BLE001 - a set the reference cannot take says nothing either way
+            continue
+        catches = False
+        for i, forms in survivors.items():
+            expected = outputs[i] if i < len(outputs) else None
+            if not isinstance(expected, torch.Tensor):
+                continue
+            if not bool(torch.isfinite(expected).all()):
+                continue
+            written = by_index[i].forms(expected, inputs)
+            for form in list(forms):
+                if not by_index[i].passes(written[form], expected, tight=True):
+                    forms.discard(form)
+                    catches = True
+        if catches:
+            guard_sets.append((label, inputs, outputs))
+    for i in sorted(survivors):
+        if survivors[i]:
+            form = next(f for f in FORMS if f in survivors[i])
+            return f"{by_index[i].name}: {form}", guard_sets
+    return "", guard_sets
