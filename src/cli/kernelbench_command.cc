@@ -89,6 +89,8 @@ std::optional<std::pair<std::string, SampleRecord>> RecordFromLine(const json& j
     r.speedup_eager = NumberOr(perf.value("speedup_eager", json()), 0.0);
     r.speedup_compile = NumberOr(perf.value("speedup_compile", json()), 0.0);
   }
+  const auto degenerate = j.find("task_degenerate");
+  r.degenerate = degenerate != j.end() && degenerate->is_boolean() && degenerate->get<bool>();
   const json& b = j.value("backend", json::object());
   backend = b.is_object() && b.contains("name") && b["name"].is_string() ? b["name"].get<std::string>() : "";
   return std::make_pair(name, r);
@@ -103,6 +105,7 @@ SampleRecord RecordFromVerdict(const SampleId& id, const Verdict& v) {
   r.correctness_rate = v.correctness_rate;
   r.speedup_eager = v.perf.speedup_eager;
   r.speedup_compile = v.perf.speedup_compile;
+  r.degenerate = !v.task_degenerate.empty();
   return r;
 }
 
@@ -183,6 +186,14 @@ void AddRow(TextTable& table, const std::string& label, const LevelMetrics& m) {
   table.Add(row);
 }
 
+std::vector<std::string> MetricsHeader() {
+  std::vector<std::string> header = {
+      "level",         "problems",       "N", "Pass@1", "Pass@N", "Avg@N", "Faster eager", "Faster compile",
+      "geomean eager", "geomean compile"};
+  for (double p : kTableFastP) header.push_back("fast_" + PLabel(p));
+  return header;
+}
+
 // The samples that were the machine's failure, and the problems they left
 // with none: the table's "over P of Q problems".
 void PrintMachineFailures(const LevelMetrics& all) {
@@ -204,13 +215,27 @@ void PrintMachineFailures(const LevelMetrics& all) {
   }
 }
 
+// Degenerate problems (their verdicts' task_degenerate): listed, and the
+// table again without them.
+void PrintDegenerate(const std::vector<SampleRecord>& records, const MetricsOptions& options) {
+  const std::vector<std::string> degenerate = DegenerateProblems(records);
+  if (degenerate.empty()) return;
+  std::printf(
+      "\nnote: %zu problem(s) are degenerate: no check of their outputs tells a kernel from one that computes "
+      "nothing (docs/rules.md), so their verdicts say little:\n",
+      degenerate.size());
+  for (std::size_t i = 0; i < degenerate.size() && i < kMaxListed; ++i) std::printf("  %s\n", degenerate[i].c_str());
+  if (degenerate.size() > kMaxListed) std::printf("  ... and %zu more\n", degenerate.size() - kMaxListed);
+  const RunMetrics rest = ComputeMetrics(WithoutDegenerate(records), options);
+  TextTable table(MetricsHeader());
+  for (const auto& l : rest.levels) AddRow(table, std::to_string(l.level), l);
+  AddRow(table, "all", rest.overall);
+  std::printf("\nWithout the degenerate problems:\n\n%s", table.Render().c_str());
+}
+
 // The table, one row per level and one for the whole run, and the statuses line.
 void PrintMetrics(const RunMetrics& metrics, const std::string& title) {
-  std::vector<std::string> header = {
-      "level",         "problems",       "N", "Pass@1", "Pass@N", "Avg@N", "Faster eager", "Faster compile",
-      "geomean eager", "geomean compile"};
-  for (double p : kTableFastP) header.push_back("fast_" + PLabel(p));
-  TextTable table(header);
+  TextTable table(MetricsHeader());
   for (const auto& l : metrics.levels) AddRow(table, std::to_string(l.level), l);
   AddRow(table, "all", metrics.overall);
   std::printf("\n%s\n\n%s", title.c_str(), table.Render().c_str());
@@ -276,6 +301,21 @@ json LevelJson(const LevelMetrics& m) {
   return j;
 }
 
+// "degenerate_problems" and, when there are any, "without_degenerate": the
+// levels and overall metrics of the other problems (null otherwise).
+void AddDegenerateJson(const std::vector<SampleRecord>& records, const MetricsOptions& options, json& report) {
+  const std::vector<std::string> degenerate = DegenerateProblems(records);
+  report["degenerate_problems"] = degenerate;
+  if (degenerate.empty()) {
+    report["without_degenerate"] = nullptr;
+    return;
+  }
+  const RunMetrics rest = ComputeMetrics(WithoutDegenerate(records), options);
+  json levels = json::array();
+  for (const auto& l : rest.levels) levels.push_back(LevelJson(l));
+  report["without_degenerate"] = {{"levels", levels}, {"overall", LevelJson(rest.overall)}};
+}
+
 // The turns --turn names among a run's 1..turns: first, last, K or each.
 Result<std::vector<int>> TurnsToShow(const std::string& turn, int turns) {
   if (turn == "each") {
@@ -323,11 +363,13 @@ int RunDatabase(const KernelbenchArgs& a) {
     if (a.json) {
       json levels = json::array();
       for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
-      turns.push_back({{"turn", k},
-                       {"pending", t.pending},
-                       {"server_errors", t.server_errors},
-                       {"levels", levels},
-                       {"overall", LevelJson(metrics.overall)}});
+      json turn = {{"turn", k},
+                   {"pending", t.pending},
+                   {"server_errors", t.server_errors},
+                   {"levels", levels},
+                   {"overall", LevelJson(metrics.overall)}};
+      AddDegenerateJson(t.records, mo, turn);
+      turns.push_back(std::move(turn));
       continue;
     }
     PrintMetrics(metrics, "Run " + a.run_dir + " (" + info.value().model + ", " + info.value().prompt_id + ", " +
@@ -342,6 +384,7 @@ int RunDatabase(const KernelbenchArgs& a) {
       std::printf("note: %d sample(s) ended in server_error; run anvil generate again to ask again.\n",
                   t.server_errors);
     }
+    PrintDegenerate(t.records, mo);
   }
   if (a.json) {
     json report = {{"run", a.run_dir},
@@ -489,6 +532,7 @@ int Run(const KernelbenchArgs& a) {
   RunMetrics metrics = ComputeMetrics(records, mo);
   if (!a.json) {
     PrintTable(metrics, a.run_dir, kb);
+    PrintDegenerate(records, mo);
     return kExitOk;
   }
   json levels = json::array();
@@ -511,6 +555,7 @@ int Run(const KernelbenchArgs& a) {
                  {"missing_problems", missing},
                  {"levels", levels},
                  {"overall", LevelJson(metrics.overall)}};
+  AddDegenerateJson(records, mo, report);
   std::printf("%s\n", report.dump(2, ' ', false, json::error_handler_t::replace).c_str());
   return kExitOk;
 }

@@ -132,6 +132,11 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
     v.torch_version = torch_version();
     v.reward = ComputeReward(v, options_.reward);
     v.feedback = MakeFeedback(v);
+    if (!v.task_degenerate.empty()) {
+      v.feedback += "Note: this task is degenerate (" + v.task_degenerate +
+                    " passes on every input anvil tried): its check cannot tell a kernel from an output that "
+                    "computes nothing, so this verdict says little about the kernel.\n";
+    }
     v.seconds = Seconds(start);
     return v;
   };
@@ -337,6 +342,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     return;
   }
   const PreparedTask& prepared = ready.value();
+  v.task_degenerate = prepared.degenerate;
   std::optional<SlotHold> run_slot;
   if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
 

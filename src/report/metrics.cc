@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <tuple>
 
 namespace anvil {
@@ -118,6 +119,24 @@ double PassAtK(int n, int c, int k) {
   double none_correct = 1.0;  // C(n-c, k) / C(n, k)
   for (int i = n - c + 1; i <= n; ++i) none_correct *= 1.0 - static_cast<double>(k) / i;
   return 1.0 - none_correct;
+}
+
+std::vector<std::string> DegenerateProblems(const std::vector<SampleRecord>& records) {
+  std::set<std::string> keys;
+  for (const auto& r : records) {
+    if (r.degenerate) keys.insert(ProblemKey(r));
+  }
+  return {keys.begin(), keys.end()};
+}
+
+std::vector<SampleRecord> WithoutDegenerate(const std::vector<SampleRecord>& records) {
+  const std::vector<std::string> degenerate = DegenerateProblems(records);
+  const std::set<std::string> keys(degenerate.begin(), degenerate.end());
+  std::vector<SampleRecord> rest;
+  for (const auto& r : records) {
+    if (keys.count(ProblemKey(r)) == 0) rest.push_back(r);
+  }
+  return rest;
 }
 
 RunMetrics ComputeMetrics(const std::vector<SampleRecord>& records, const MetricsOptions& options) {

@@ -23,6 +23,7 @@ struct SampleRecord {
   double correctness_rate = 0;  // q in [0, 1].
   double speedup_eager = 0;     // Eager median / candidate median; 0 = unknown.
   double speedup_compile = 0;   // torch.compile median / candidate median; 0 = unknown.
+  bool degenerate = false;      // The verdict says its task is degenerate (task_degenerate).
 };
 
 // Whether a sample's status is the machine's failure, not the model's:
@@ -78,6 +79,11 @@ struct RunMetrics {
   std::vector<LevelMetrics> levels;  // By level, ascending.
   LevelMetrics overall;              // Every record (whole_run).
 };
+
+// The problems any of `records` says are degenerate ("level 2 problem 83", or
+// the record's task), and the records of the other problems.
+std::vector<std::string> DegenerateProblems(const std::vector<SampleRecord>& records);
+std::vector<SampleRecord> WithoutDegenerate(const std::vector<SampleRecord>& records);
 
 // Unbiased pass@k of one problem with n samples, c of them correct:
 // 1 - C(n-c, k) / C(n, k), computed as 1 - prod_{i=n-c+1..n} (1 - k/i); 1 when

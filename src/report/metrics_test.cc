@@ -150,6 +150,18 @@ TEST(MetricsTest, MachineFailuresLeaveNAndAProblemLeftWithNoneFails) {
   EXPECT_FALSE(MachineFailure("timeout"));
 }
 
+TEST(MetricsTest, DegenerateProblemsAreNamedAndCanBeLeftOut) {
+  SampleRecord zero = Rec(2, 83, 0, "pass");
+  zero.degenerate = true;
+  SampleRecord zero_again = Rec(2, 83, 1, "wrong_answer");  // Compiled wrong: no prepared task, no flag.
+  std::vector<SampleRecord> records = {zero, zero_again, Rec(2, 1, 0, "wrong_answer")};
+  EXPECT_EQ(DegenerateProblems(records), std::vector<std::string>{"level 2 problem 83"});
+  const std::vector<SampleRecord> rest = WithoutDegenerate(records);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].problem, 1);
+  EXPECT_TRUE(DegenerateProblems(rest).empty());
+}
+
 TEST(MetricsTest, LaterDuplicateWinsAndEmptyInputIsEmpty) {
   RunMetrics m = ComputeMetrics({Rec(1, 1, 0, "infra_error"), Rec(1, 1, 0, "pass")}, {});
   EXPECT_EQ(m.overall.samples, 1);

@@ -36,6 +36,8 @@ SampleRecord Record(const TaskRow& task, const AttemptRow* best, int64_t sample)
     const json v = json::parse(*best->verdict_json, nullptr, false);
     if (v.is_object()) {
       r.correctness_rate = NumberOr(v, "correctness_rate", 0.0);
+      const auto degenerate = v.find("task_degenerate");
+      r.degenerate = degenerate != v.end() && degenerate->is_boolean() && degenerate->get<bool>();
       const auto gates = v.find("gates");
       if (gates != v.end() && gates->is_object()) {
         const auto perf = gates->find("perf");

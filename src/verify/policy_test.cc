@@ -36,6 +36,9 @@ TEST(PolicyTest, KernelBenchAllowsTorchComputeAndVendorLibrariesOnly) {
   EXPECT_FALSE(v01.kernelbench_static);
   EXPECT_TRUE(kb.reference_tf32 && v01.reference_tf32 && !Policy().reference_tf32);
   EXPECT_FALSE(kb.nan_equal);
+  // The trivial-output guard is musacoder's: KernelBench's harness has none.
+  EXPECT_TRUE(Policy().trivial_guard);
+  EXPECT_FALSE(kb.trivial_guard || v01.trivial_guard);
 }
 
 }  // namespace

@@ -140,6 +140,9 @@ struct Verdict {
   std::string anvil_version;
   std::string started_at;  // ISO 8601 UTC.
   Policy policy;           // The rules it was judged under.
+  // The task is degenerate (no check of its outputs tells a kernel from a
+  // trivial output; docs/rules.md): which output and form, "out0: zeros".
+  std::string task_degenerate;
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
   // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed

@@ -213,6 +213,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"reward", v.reward},
             {"feedback", v.feedback},
             {"error", v.error.empty() ? json(nullptr) : json(v.error)}};
+  if (!v.task_degenerate.empty()) j["task_degenerate"] = true;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
