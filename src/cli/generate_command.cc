@@ -133,16 +133,14 @@ std::string SamplingJson(const SamplingParams& s) {
   return j.dump();
 }
 
+// What a resumed run must keep. The policy only when it is not the default:
+// runs made before there were policies were musacoder's.
 std::string ConfigJson(const GenerateArgs& a) {
-  return nlohmann::json({{"format", a.format},
-                         {"trials", a.trials},
-                         {"perf", !a.no_perf},
-                         {"baselines", a.baselines},
-                         {"held_out", a.held_out},
-                         {"history", a.history},
-                         {"optimize", a.optimize},
-                         {"target_speedup", a.target_speedup}})
-      .dump();
+  nlohmann::json j = {
+      {"format", a.format},     {"trials", a.trials},   {"perf", !a.no_perf},     {"baselines", a.baselines},
+      {"held_out", a.held_out}, {"history", a.history}, {"optimize", a.optimize}, {"target_speedup", a.target_speedup}};
+  if (a.policy != Policy().name) j["policy"] = a.policy;
+  return j.dump();
 }
 
 // One line of progress on stderr: rewritten in place on a terminal, else at most every 10 s.

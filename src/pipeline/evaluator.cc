@@ -521,7 +521,8 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         for (const TrialCheck& t : v.correct.held_out) right = right && t.ok;
         gate_seconds = Seconds(t0);
         const bool time_them = right && trials.trials_completed == per_group && trials.message.empty() &&
-                               trials.aten_compute.empty() && trials.host_compute.empty();
+                               (trials.aten_compute.empty() || options_.policy.Allows("run.aten_compute")) &&
+                               trials.host_compute.empty();
         shared.reset();
         if (time_them) {
           if (!prepared.streamed) release_run_slot();

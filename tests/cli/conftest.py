@@ -36,21 +36,34 @@ def run_anvil(*args, env=None, timeout=1200):
 
 
 def eval_json(*args, env=None, timeout=1200):
-    """Runs `anvil eval --json` and returns (verdicts, process)."""
+    """Runs `anvil eval --json` and returns (verdicts, process). Every verdict is checked against
+    docs/verdict.schema.json first: whatever a test asserts, what it was given holds to the contract."""
     proc = run_anvil("eval", "--json", "--cache-dir", cache_dir(), "-q", *args, env=env, timeout=timeout)
     text = proc.stdout.strip()
     if not text:
         return [], proc
     try:
-        return [json.loads(text)], proc  # One verdict, pretty-printed.
+        verdicts = [json.loads(text)]  # One verdict, pretty-printed.
     except json.JSONDecodeError:
-        return [json.loads(line) for line in text.splitlines() if line.strip()], proc
+        verdicts = [json.loads(line) for line in text.splitlines() if line.strip()]
+    for v in verdicts:
+        validate(v, load_schema())
+    return verdicts, proc
+
+
+_SCHEMA = []
+
+
+def load_schema():
+    if not _SCHEMA:
+        with open(ROOT / "docs" / "verdict.schema.json") as f:
+            _SCHEMA.append(json.load(f))
+    return _SCHEMA[0]
 
 
 @pytest.fixture(scope="session")
 def schema():
-    with open(ROOT / "docs" / "verdict.schema.json") as f:
-        return json.load(f)
+    return load_schema()
 
 
 def validate(verdict, schema):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from anvil_runs import open_run
-from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, run_anvil
+from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, load_schema, run_anvil, validate
 
 RELU = EXAMPLES / "candidates" / "relu"
 FAST = ("--no-perf", "--trials", "2", "--cache-dir")
@@ -51,7 +51,12 @@ def generate(url, tasks, out, *args, env=None):
 
 
 def outcomes(db):
+    """(sample, outcome or state) of every attempt, sorted; every verdict the run recorded is checked against the
+    schema on the way."""
     with open_run(db) as run:
+        for a in run.attempts():
+            if a["verdict"] is not None:
+                validate(a["verdict"], load_schema())
         return sorted((a["sample"], a["outcome"] or a["state"]) for a in run.attempts())
 
 
@@ -92,6 +97,10 @@ def test_every_answer_is_recorded_and_every_candidate_judged(tasks, servers, tmp
     assert len(s.requests()) == sent + 1 and len(outcomes(out)) == 6
     proc = generate(s.url, tasks, out, "--samples", "6", "--temperature", "0.9", "--max-tokens", "2048")
     assert proc.returncode == 2 and "sampling" in proc.stderr, proc.stderr
+    # A run's verdicts are all of one policy.
+    proc = generate(s.url, tasks, out, "--samples", "6", "--temperature", "0.5", "--max-tokens", "2048",
+                    "--policy", "kernelbench")
+    assert proc.returncode == 2 and "settings" in proc.stderr and "kernelbench" in proc.stderr, proc.stderr
 
 
 def test_a_broken_kernel_is_repaired_from_the_verifiers_feedback(tasks, servers, tmp_path):

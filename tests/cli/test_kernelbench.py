@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import time
 
-from conftest import EXAMPLES, anvil_bin, cache_dir, run_anvil
+from conftest import EXAMPLES, anvil_bin, cache_dir, load_schema, run_anvil, validate
 
 CANDS = EXAMPLES / "candidates"
 # Native candidates compile in about a second; kernelbench .py ones cost an extension build each.
@@ -38,7 +38,13 @@ def kernelbench(root, run, *args):
 
 
 def log_lines(run):
-    return (run / "anvil_verdicts.jsonl").read_text().splitlines()
+    lines = (run / "anvil_verdicts.jsonl").read_text().splitlines()
+    for line in lines:
+        try:
+            validate(json.loads(line), load_schema())  # Every whole verdict line holds to the schema.
+        except json.JSONDecodeError:
+            pass  # A line cut short on purpose by a test.
+    return lines
 
 
 def logged_candidates(run):

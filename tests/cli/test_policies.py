@@ -35,6 +35,14 @@ def test_torch_compute_is_a_cheat_under_musacoder_and_evidence_under_kernelbench
         assert f"policy {policy} allows it" in allowed["message"]
 
 
+def test_a_candidate_that_computes_with_torch_is_timed_under_kernelbench():
+    verdicts, proc = eval_json("--task", RELU, "--candidate", DECOY, "--policy", "kernelbench", "--iters", "3",
+                               "--warmup", "1", "--baselines", "eager")
+    v = verdicts[0]
+    assert v["status"] == "pass", (proc.stderr[-2000:], v["feedback"])
+    assert v["gates"]["perf"]["ran"] and v["gates"]["perf"]["speedup_eager"] > 0
+
+
 def test_kernelbench_static_checker_is_strict_and_v01_has_none(tmp_path):
     # An honest kernel whose __init__ has a `pass` statement: KernelBench's checker forbids any.
     text = (CANDS / "relu" / "pass_kb.py").read_text()
