@@ -3,10 +3,10 @@ what the guard of policy musacoder decides when the task is prepared: untouched,
 its magnitude, or a held-out set added), or degenerate (a trivial output passes every set the guard tries).
 
     python3 bench/scripts/trivial_guard_table.py --out bench/results/trivial_guard_cpu.md [--sizes auto|small]
-        [--kernelbench ROOT] [--only level2/23] [--deadline 300]
+        [--kernelbench ROOT] [--only level2/23] [--deadline 300] [--device cpu|cuda]
 
 Each problem is prepared by anvil's own task worker (`python -m anvil_py.task_worker prepare --guard ...`, the
-trusted side, on the CPU) with musacoder's tolerances, 5 trials and 8 guard seeds, in a child with a deadline and a
+trusted side; `--device cuda` on a GPU machine) with musacoder's tolerances, 5 trials and 8 guard seeds, in a child with a deadline and a
 memory limit (prlimit). Sizes: `auto` takes the real size where one trial (inputs + outputs, from the spec derived
 on the meta device) is under 256 MiB, else the shrunk size of bench/kernelbench_small.json; `small` takes the shrunk
 size wherever there is one (the CPU machine's choice: real sizes take minutes per forward there). Each row says
@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import shrink_kernelbench  # noqa: E402
 
-PYTHON = ROOT / ".venv" / "bin" / "python"
+# The project venv's Python; on a GPU machine without one, the Python running this script (with its torch).
+PYTHON = ROOT / ".venv" / "bin" / "python" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.executable)
 REAL_LIMIT_BYTES = 256 << 20
 GUARD = json.dumps({"tolerance": {"float32": [1e-4, 1e-4], "float64": [1e-6, 1e-6], "float16": [1e-2, 1e-2],
                                   "bfloat16": [1e-2, 1e-2]}, "nan_equal": True})
@@ -56,10 +57,11 @@ def trial_bytes(task):
     return total
 
 
-def prepare(task, out, deadline, memory_bytes):
+def prepare(task, out, deadline, memory_bytes, device="cpu"):
     seeds = lambda n: ",".join(str(random.SystemRandom().randrange(1 << 62)) for _ in range(n))
-    cmd = ["prlimit", f"--as={memory_bytes}", str(PYTHON), "-m", "anvil_py.task_worker", "prepare", "--task",
-           str(task), "--out", str(out), "--device", "cpu", "--seeds", seeds(5), "--guard", GUARD, "--guard-seeds",
+    limit = ["prlimit", f"--as={memory_bytes}"] if device == "cpu" else []  # CUDA maps far more than it uses.
+    cmd = [*limit, str(PYTHON), "-m", "anvil_py.task_worker", "prepare", "--task",
+           str(task), "--out", str(out), "--device", device, "--seeds", seeds(5), "--guard", GUARD, "--guard-seeds",
            seeds(8), "--tf32", "off"]
     start = time.monotonic()
     try:
@@ -95,7 +97,8 @@ def main():
     ap.add_argument("--sizes", choices=("auto", "small"), default="auto")
     ap.add_argument("--only", default="", help="problems whose path contains this")
     ap.add_argument("--deadline", type=float, default=300)
-    ap.add_argument("--memory-gib", type=float, default=8)
+    ap.add_argument("--memory-gib", type=float, default=8, help="address-space limit of each run (cpu only)")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--out", help="the markdown table; JSON lines go beside it (.jsonl)")
     args = ap.parse_args()
     small = json.loads((ROOT / "bench" / "kernelbench_small.json").read_text())["problems"]
@@ -123,7 +126,7 @@ def main():
                 task.write_text(shrink_kernelbench.apply(source.read_text(), small[rel]["replace"]))
                 size = "shrunk"
             out = Path(tmp) / "prepared" / rel.replace("/", "_")
-            spec, problem, seconds = prepare(task, out, args.deadline, int(args.memory_gib * 2**30))
+            spec, problem, seconds = prepare(task, out, args.deadline, int(args.memory_gib * 2**30), args.device)
             shutil.rmtree(out, ignore_errors=True)  # Trials at real sizes are hundreds of MB each.
             result, detail = classify(spec) if spec else ("not run", problem)
             rows.append({"problem": rel, "size": size, "result": result, "detail": detail,
@@ -133,8 +136,8 @@ def main():
     for r in rows:
         counts[r["result"]] = counts.get(r["result"], 0) + 1
     lines = [f"# The trivial-output guard over {len(rows)} KernelBench problems (policy musacoder)", "",
-             f"Command: `python3 bench/scripts/trivial_guard_table.py --sizes {args.sizes}"
-             + (f" --only {args.only}" if args.only else "") + "` on the CPU machine.", "",
+             f"Command: `python3 bench/scripts/trivial_guard_table.py --sizes {args.sizes} --device {args.device}"
+             + (f" --only {args.only}" if args.only else "") + "`.", "",
              "Counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), "",
              "Degenerate: " + (", ".join(r["problem"] + " (" + r["detail"] + ")" for r in rows
                                          if r["result"] == "degenerate") or "none"), "",
