@@ -185,20 +185,19 @@ def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
             passed = [f for f in trivial_guard.FORMS if g.base[f]]
             report[g.name] = {"atol_scale": g.scale, "why": f"{', '.join(passed)} passed every trial at atol "
                               f"{g.atol:g}, rtol {g.rtol:g} (the output's root mean square is {g.rms:.3g})"}
+    spec["trivial_guard"] = report
     noisy = trivial_guard.noise(guards, model, trial0_inputs, _outputs)
     for g in noisy:
         report[g.name]["noise"] = ("the reference in float64 differs from float32 beyond the tightened tolerance: "
                                    "the output is rounding noise")
     if noisy:
         g = noisy[0]
-        spec["trivial_guard"] = report
         spec["degenerate"] = f"{g.name}: {next(f for f in trivial_guard.FORMS if g.base[f])}"
         return
     seeds = [int(s) for s in args.guard_seeds.split(",") if s]
     degenerate, sets = trivial_guard.judge_more_sets(
         guards, lambda inputs: call_stage("forward", model, *inputs),
         lambda seed: make_inputs(get_inputs, seed, device), trial0_inputs, seeds, _outputs)
-    spec["trivial_guard"] = report
     if degenerate:
         spec["degenerate"] = degenerate
         return

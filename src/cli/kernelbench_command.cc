@@ -201,7 +201,7 @@ void PrintMachineFailures(const LevelMetrics& all) {
   std::printf(
       "note: %d sample(s) were the machine's failure (infra_error, server_error): left out of n, Avg@N and "
       "the Faster rates; Pass@k is over %d of %d problems",
-      all.unjudged, all.problems_judged, all.problems);
+      all.unjudged, all.problems_judged(), all.problems);
   if (all.unjudged_problems.empty()) {
     std::printf(".\n");
     return;
@@ -281,7 +281,7 @@ json LevelJson(const LevelMetrics& m) {
   auto geomean = [](const SpeedupMean& s) { return s.samples > 0 ? json(s.geomean) : json(nullptr); };
   json j = {{"level", m.whole_run ? json("all") : json(m.level)},
             {"problems", m.problems},
-            {"problems_judged", m.problems_judged},
+            {"problems_judged", m.problems_judged()},
             {"unjudged_problems", m.unjudged_problems},
             {"samples", m.samples},
             {"unjudged", m.unjudged},

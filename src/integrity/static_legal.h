@@ -32,11 +32,11 @@ Status CheckStaticLegality(const std::filesystem::path& candidate, const std::st
 // otherwise.
 void DemoteStaticCheats(LegalGate& gate);
 
-// The verdict's policy: hits of rules it allows (Policy::Allows: torch
-// compute and vendor libraries under kernelbench) are kept as evidence, with
-// a note naming the policy, and no longer make the candidate a cheat.
+// The verdict's policy: a cheat hit of a rule it allows (Policy::Allows:
+// torch compute and vendor libraries under kernelbench) becomes evidence,
+// its message naming the policy. Whether it did.
+bool AllowByPolicy(const Policy& policy, RuleHit& hit);
+// The same for every hit of the gate, which is then ok unless a cheat is left.
 void AllowByPolicy(const Policy& policy, LegalGate& gate);
-// The note such a hit's message gets.
-std::string AllowedByPolicyNote(const Policy& policy);
 
 }  // namespace anvil

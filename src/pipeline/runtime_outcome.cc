@@ -32,9 +32,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
 
 bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.legal.ran = true;
-  if (v.policy.Allows(hit.rule)) {
-    hit.severity = "evidence";
-    hit.message += AllowedByPolicyNote(v.policy);
+  if (AllowByPolicy(v.policy, hit)) {
     v.legal.hits.push_back(std::move(hit));
     return false;
   }

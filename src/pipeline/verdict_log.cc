@@ -61,7 +61,10 @@ std::string VerdictPolicyId(const nlohmann::json& verdict) {
   if (name == policy->end() || !name->is_string() || version == policy->end() || !version->is_number_integer()) {
     return "";
   }
-  return name->get<std::string>() + "/" + std::to_string(version->get<int>());
+  Policy named;
+  named.name = name->get<std::string>();
+  named.version = version->get<int>();
+  return named.Id();
 }
 
 Result<std::vector<std::string>> FinishedJobs(const fs::path& file, const std::string& backend,

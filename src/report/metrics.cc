@@ -83,7 +83,6 @@ LevelMetrics Summarize(int level, bool whole_run, const std::vector<SampleRecord
     if (n == 0) {
       m.unjudged_problems.push_back(key);  // Failing: adds 0 to every sum below.
     } else {
-      ++m.problems_judged;
       pass1_sum += PassAtK(n, c, 1);
       passn_sum += PassAtK(n, c, std::min(n, m.samples_max));
     }

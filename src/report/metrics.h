@@ -52,7 +52,6 @@ struct LevelMetrics {
   int level = 0;                // Tasks without a level are level 0.
   bool whole_run = false;       // The whole run's row (every level), not one level's.
   int problems = 0;             // With at least one sample (Q).
-  int problems_judged = 0;      // Of those, with a sample that is not a MachineFailure (P).
   int samples = 0;              // All samples.
   int unjudged = 0;             // Samples that are a MachineFailure: left out of n and of the rates.
   int passed = 0;               // Samples whose status is "pass".
@@ -72,6 +71,9 @@ struct LevelMetrics {
   // Problems left with n = 0 (every sample a MachineFailure): "level 1
   // problem 19", or the record's task. Pass@k and fast_p count them as failing.
   std::vector<std::string> unjudged_problems;
+
+  // Problems with a sample that is not a MachineFailure (P of Q).
+  int problems_judged() const { return problems - static_cast<int>(unjudged_problems.size()); }
 };
 
 struct RunMetrics {

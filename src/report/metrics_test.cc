@@ -116,7 +116,7 @@ TEST(MetricsTest, UnevenSampleCountsClampKAndOverallSpansLevels) {
   EXPECT_DOUBLE_EQ(all.pass_at_1, 100.0 * (0.5 + 1.0 / 3) / 2);
   EXPECT_DOUBLE_EQ(all.pass_at_n, 100.0);  // Level 1 problem: k clamped to its 2 samples.
   EXPECT_NEAR(all.avg_at_n, 100.0 * 2 / 5, 1e-12);
-  EXPECT_EQ(all.problems_judged, 2);
+  EXPECT_EQ(all.problems_judged(), 2);
   // Passing samples without timings: unknown speedups, not faster.
   EXPECT_EQ(all.speedup_unknown, 2);
   EXPECT_EQ(all.speedup_eager.samples, 0);
@@ -133,7 +133,7 @@ TEST(MetricsTest, MachineFailuresLeaveNAndAProblemLeftWithNoneFails) {
   RunMetrics m = ComputeMetrics(records, {});
   const LevelMetrics& l = m.overall;
   EXPECT_EQ(l.problems, 2);
-  EXPECT_EQ(l.problems_judged, 1);
+  EXPECT_EQ(l.problems_judged(), 1);
   ASSERT_EQ(l.unjudged_problems.size(), 1u);
   EXPECT_EQ(l.unjudged_problems[0], "level 1 problem 2");
   EXPECT_EQ(l.samples, 5);
