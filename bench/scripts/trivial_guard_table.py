@@ -3,17 +3,20 @@ what the guard of policy musacoder decides when the task is prepared: untouched,
 its magnitude, or a held-out set added), or degenerate (a trivial output passes every set the guard tries).
 
     python3 bench/scripts/trivial_guard_table.py --out bench/results/trivial_guard_cpu.md [--sizes auto|small]
-        [--kernelbench ROOT] [--only level2/23] [--deadline 300] [--device cpu|cuda]
+        [--kernelbench ROOT] [--only level2/23] [--deadline 300] [--device cpu|cuda] [--jobs N]
+        [--stop-after S --resume OUT.jsonl]
 
 Each problem is prepared by anvil's own task worker (`python -m anvil_py.task_worker prepare --guard ...`, the
-trusted side; `--device cuda` on a GPU machine) with musacoder's tolerances, 5 trials and 8 guard seeds, in a child with a deadline and a
-memory limit (prlimit). Sizes: `auto` takes the real size where one trial (inputs + outputs, from the spec derived
-on the meta device) is under 256 MiB, else the shrunk size of bench/kernelbench_small.json; `small` takes the shrunk
+trusted side; `--device cuda` on a GPU machine) with musacoder's tolerances, 5 trials and 8 guard seeds, in a child
+with a deadline and a memory limit (prlimit). Sizes: `auto` takes the real size where one trial (inputs + outputs,
+from the spec derived on the meta device) is under 256 MiB, else the shrunk size of bench/kernelbench_small.json; on
+cuda, a problem with no shrunk size runs at its real size up to 8 GiB a trial, marked so. `small` takes the shrunk
 size wherever there is one (the CPU machine's choice: real sizes take minutes per forward there). Each row says
 which size it ran at. Nothing is copied: shrunk files are made at run time in a temporary folder.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import random
@@ -21,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -31,7 +35,9 @@ import shrink_kernelbench  # noqa: E402
 
 # The project venv's Python; on a GPU machine without one, the Python running this script (with its torch).
 PYTHON = ROOT / ".venv" / "bin" / "python" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.executable)
+PYTHONPATH = os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")]))
 REAL_LIMIT_BYTES = 256 << 20
+GPU_REAL_LIMIT_BYTES = 8 << 30  # On cuda, problems with no shrunk size run at their real size up to this.
 GUARD = json.dumps({"tolerance": {"float32": [1e-4, 1e-4], "float64": [1e-6, 1e-6], "float16": [1e-2, 1e-2],
                                   "bfloat16": [1e-2, 1e-2]}, "nan_equal": True})
 DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
@@ -41,7 +47,7 @@ DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64":
 def trial_bytes(task):
     """Inputs + outputs of one trial, from the spec derived on the meta device (None when it cannot be derived)."""
     out = subprocess.run([str(PYTHON), "-m", "anvil_py.task_spec", str(task)], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+                         timeout=300, env=dict(os.environ, PYTHONPATH=PYTHONPATH))
     try:
         spec = json.loads(out.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
@@ -66,7 +72,7 @@ def prepare(task, out, deadline, memory_bytes, device="cpu"):
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=deadline,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT / "python"), OMP_NUM_THREADS="2"))
+                              env=dict(os.environ, PYTHONPATH=PYTHONPATH, OMP_NUM_THREADS="2"))
     except subprocess.TimeoutExpired:
         return None, f"not run: the reference took over {deadline} s", time.monotonic() - start
     seconds = time.monotonic() - start
@@ -91,6 +97,18 @@ def classify(spec):
     return ("tightened", "; ".join(details)) if details else ("untouched", "")
 
 
+def machine(device):
+    """ on <GPU name> for the cuda device: the table's numbers depend on it."""
+    if device != "cuda":
+        return ""
+    try:
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30).stdout.strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return ""
+    return f" on one {name}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernelbench", default=str(ROOT.parent / "shared" / "kernelbench"))
@@ -99,45 +117,77 @@ def main():
     ap.add_argument("--deadline", type=float, default=300)
     ap.add_argument("--memory-gib", type=float, default=8, help="address-space limit of each run (cpu only)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--jobs", type=int, default=1, help="problems prepared at once")
+    ap.add_argument("--stop-after", type=float, default=0, help="seconds; problems not started by then are left "
+                    "for a run with --resume")
+    ap.add_argument("--resume", help="a .jsonl of an earlier run: its rows are kept")
     ap.add_argument("--out", help="the markdown table; JSON lines go beside it (.jsonl)")
     args = ap.parse_args()
     small = json.loads((ROOT / "bench" / "kernelbench_small.json").read_text())["problems"]
     root = Path(args.kernelbench)
     problems = sorted((p for p in root.glob("level*/*.py") if args.only in str(p.relative_to(root))),
                       key=lambda p: (p.parent.name, int(p.name.split("_")[0])))
-    rows = []
+    done = {}
+    if args.resume and Path(args.resume).exists():
+        for line in Path(args.resume).read_text().splitlines():
+            row = json.loads(line)
+            if not row["result"].startswith("not run") or "deadline of this run" not in row["detail"]:
+                done[row["problem"]] = row
+    todo = sum(1 for source in problems if str(source.relative_to(root)) not in done)
+    stop_at = time.monotonic() + args.stop_after if args.stop_after else None
+    lock = threading.Lock()
+    finished = [0]
+
+    def one(source, tmp):
+        rel = str(source.relative_to(root))
+        if rel in done:
+            return done[rel]
+        if stop_at is not None and time.monotonic() > stop_at:
+            return {"problem": rel, "size": "-", "result": "not run", "detail": "past the deadline of this run "
+                    "(--stop-after); run again with --resume", "seconds": 0}
+        row = run_one(source, rel, tmp)
+        with lock:
+            finished[0] += 1
+            print(f"[{finished[0]}/{todo}] {rel} ({row['size']}): {row['result']} "
+                  f"{row['detail'][:100]}", file=sys.stderr, flush=True)
+        return row
+
+    def run_one(source, rel, tmp):
+        real_bytes = trial_bytes(source) if args.sizes == "auto" or rel not in small else None
+        use_real = rel not in small if args.sizes == "small" else (real_bytes is not None and
+                                                                   real_bytes < REAL_LIMIT_BYTES)
+        size = "real"
+        task = source
+        if not use_real and rel not in small and args.device == "cuda" and (
+                real_bytes is None or real_bytes < GPU_REAL_LIMIT_BYTES):
+            # No shrunk size, and the GPU machine holds the real one: better than no row.
+            use_real = True
+            size = (f"real ({real_bytes / 2**20:.0f} MiB: no shrunk size)" if real_bytes else
+                    "real (its size cannot be derived on the meta device)")
+        if not use_real:
+            if rel not in small:
+                return {"problem": rel, "size": "-", "result": "not run",
+                        "detail": f"a trial is {real_bytes / 2**20:.0f} MiB at its real size and no shrunk "
+                                  "size exists" if real_bytes else "no size to run it at", "seconds": 0}
+            task = Path(tmp) / rel
+            task.parent.mkdir(parents=True, exist_ok=True)
+            task.write_text(shrink_kernelbench.apply(source.read_text(), small[rel]["replace"]))
+            size = "shrunk"
+        out = Path(tmp) / "prepared" / rel.replace("/", "_")
+        spec, problem, seconds = prepare(task, out, args.deadline, int(args.memory_gib * 2**30), args.device)
+        shutil.rmtree(out, ignore_errors=True)  # Trials at real sizes are hundreds of MB each.
+        result, detail = classify(spec) if spec else ("not run", problem)
+        return {"problem": rel, "size": size, "result": result, "detail": detail, "seconds": round(seconds, 1)}
+
     with tempfile.TemporaryDirectory(prefix="anvil-guard-table-") as tmp:
-        for n, source in enumerate(problems):
-            rel = str(source.relative_to(root))
-            real_bytes = trial_bytes(source) if args.sizes == "auto" or rel not in small else None
-            use_real = rel not in small if args.sizes == "small" else (real_bytes is not None and
-                                                                       real_bytes < REAL_LIMIT_BYTES)
-            task = source
-            size = "real"
-            if not use_real:
-                if rel not in small:
-                    rows.append({"problem": rel, "size": "-", "result": "not run",
-                                 "detail": f"a trial is {real_bytes / 2**20:.0f} MiB at its real size and no shrunk "
-                                           "size exists" if real_bytes else "no size to run it at", "seconds": 0})
-                    print(f"[{n + 1}/{len(problems)}] {rel}: not run", file=sys.stderr)
-                    continue
-                task = Path(tmp) / rel
-                task.parent.mkdir(parents=True, exist_ok=True)
-                task.write_text(shrink_kernelbench.apply(source.read_text(), small[rel]["replace"]))
-                size = "shrunk"
-            out = Path(tmp) / "prepared" / rel.replace("/", "_")
-            spec, problem, seconds = prepare(task, out, args.deadline, int(args.memory_gib * 2**30), args.device)
-            shutil.rmtree(out, ignore_errors=True)  # Trials at real sizes are hundreds of MB each.
-            result, detail = classify(spec) if spec else ("not run", problem)
-            rows.append({"problem": rel, "size": size, "result": result, "detail": detail,
-                         "seconds": round(seconds, 1)})
-            print(f"[{n + 1}/{len(problems)}] {rel} ({size}): {result} {detail[:100]}", file=sys.stderr)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            rows = list(pool.map(lambda source: one(source, tmp), problems))
     counts = {}
     for r in rows:
         counts[r["result"]] = counts.get(r["result"], 0) + 1
     lines = [f"# The trivial-output guard over {len(rows)} KernelBench problems (policy musacoder)", "",
              f"Command: `python3 bench/scripts/trivial_guard_table.py --sizes {args.sizes} --device {args.device}"
-             + (f" --only {args.only}" if args.only else "") + "`.", "",
+             + (f" --only {args.only}" if args.only else "") + "`" + machine(args.device) + ".", "",
              "Counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), "",
              "Degenerate: " + (", ".join(r["problem"] + " (" + r["detail"] + ")" for r in rows
                                          if r["result"] == "degenerate") or "none"), "",
