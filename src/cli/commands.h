@@ -23,5 +23,6 @@ void RegisterCache(CLI::App& app, int& exit_code);
 void RegisterModelCheck(CLI::App& app, int& exit_code);
 void RegisterGenerate(CLI::App& app, int& exit_code);
 void RegisterExport(CLI::App& app, int& exit_code);
+void RegisterServe(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

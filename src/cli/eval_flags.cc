@@ -78,8 +78,7 @@ BatchOptions ToBatchOptions(const EvalFlags& f, const Backend& backend) {
   return b;
 }
 
-Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus) {
-  Evaluators e;
+Result<std::vector<Backend>> DevicesFor(const Backend& backend, const std::string& gpus) {
   int count = 1;
   if (backend.kind() == BackendKind::kCuda && gpus != "1") {
     const int present = backend.DeviceCount();
@@ -97,8 +96,17 @@ Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& opt
       count = static_cast<int>(n);
     }
   }
-  for (int i = 0; i < count; ++i) {
-    e.owned.push_back(std::make_unique<Evaluator>(count > 1 ? backend.OnDevice(i) : backend, options));
+  std::vector<Backend> devices;
+  for (int i = 0; i < count; ++i) devices.push_back(count > 1 ? backend.OnDevice(i) : backend);
+  return devices;
+}
+
+Result<Evaluators> MakeEvaluators(const Backend& backend, const EvalOptions& options, const std::string& gpus) {
+  auto devices = DevicesFor(backend, gpus);
+  if (!devices.ok()) return devices.status();
+  Evaluators e;
+  for (const Backend& device : devices.value()) {
+    e.owned.push_back(std::make_unique<Evaluator>(device, options));
     e.all.push_back(e.owned.back().get());
   }
   return e;

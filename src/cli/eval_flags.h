@@ -37,6 +37,11 @@ struct EvalFlags {
   std::string policy = "musacoder";  // The verdict policy (verify/policy.h).
 };
 
+// The devices --gpus names: one backend per GPU (Backend::OnDevice) when
+// there are several, else the backend itself. Error for a malformed --gpus or
+// more GPUs than the node has.
+Result<std::vector<Backend>> DevicesFor(const Backend& backend, const std::string& gpus);
+
 // One evaluator per GPU that --gpus names (one for the cpu backend), for
 // RunJobs.
 struct Evaluators {

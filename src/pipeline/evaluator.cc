@@ -73,8 +73,11 @@ Result<std::string> DetectFormat(const fs::path& candidate) {
                        ": expected a .py (kernelbench) or .cpp/.cc/.cu (native) file; use --format");
 }
 
-Evaluator::Evaluator(Backend backend, EvalOptions options)
-    : backend_(std::move(backend)), options_(std::move(options)) {
+Evaluator::Evaluator(Backend backend, EvalOptions options, std::shared_ptr<DeviceGate> gate)
+    : backend_(std::move(backend)),
+      options_(std::move(options)),
+      gate_(gate ? std::move(gate) : std::make_shared<DeviceGate>()),
+      device_(*gate_) {
   // Workers run in their own folders: every path handed to them must be absolute.
   std::error_code ec;
   options_.cache_dir = fs::absolute(options_.cache_dir, ec);

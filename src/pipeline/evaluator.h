@@ -75,7 +75,10 @@ Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 
 class Evaluator {
  public:
-  Evaluator(Backend backend, EvalOptions options);
+  // `gate`: the device's gate, shared with other evaluators of the same
+  // device (the reward service judges under several policies at once, each
+  // its own evaluator); null: one of its own.
+  Evaluator(Backend backend, EvalOptions options, std::shared_ptr<DeviceGate> gate = nullptr);
   // Waits for preparations still running (an evaluation that ended early,
   // e.g. on static evidence, does not wait for its task's).
   ~Evaluator();
@@ -161,7 +164,9 @@ class Evaluator {
   // preparations still running.
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
-  DeviceGate device_;  // Evaluations side by side share the device; timed runs get it alone.
+  // Evaluations side by side share the device; timed runs get it alone.
+  std::shared_ptr<DeviceGate> gate_;
+  DeviceGate& device_;
 };
 
 }  // namespace anvil

@@ -32,12 +32,34 @@ JobStream::JobStream(std::vector<Evaluator*> evaluators, const BatchOptions& opt
 
 JobStream::~JobStream() { Finish(); }
 
-void JobStream::Submit(Job job, OnVerdict on_verdict) {
+void JobStream::Submit(Job job, OnVerdict on_verdict) { Submit(std::move(job), std::move(on_verdict), Hooks{}); }
+
+void JobStream::Submit(Job job, OnVerdict on_verdict, Hooks hooks) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({std::move(job), std::move(on_verdict)});
+    queue_.push_back({std::move(job), std::move(on_verdict), std::move(hooks)});
   }
   cv_.notify_one();
+}
+
+JobStream::Use JobStream::InUse() {
+  Use use;
+  if (lanes_) {
+    use.compiles = compile_slots_.InUse();
+    use.compile_slots = compile_slots_.count();
+    for (auto& slots : run_slots_) {
+      use.runs += slots->InUse();
+      use.run_slots += slots->count();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  use.queued = queue_.size();
+  use.evaluating = evaluating_;
+  if (!lanes_) {  // Each evaluation thread is a run slot.
+    use.runs = evaluating_;
+    use.run_slots = static_cast<int>(threads_.size());
+  }
+  return use;
 }
 
 void JobStream::Finish() {
@@ -60,9 +82,17 @@ void JobStream::Work(int device) {
       if (queue_.empty()) return;  // Closed and drained.
       e = std::move(queue_.front());
       queue_.pop_front();
+      ++evaluating_;
     }
-    Verdict v = evaluators_[device]->Evaluate(e.job.task, e.job.candidate, lanes);
-    if (e.on_verdict) e.on_verdict(e.job, std::move(v));
+    if (e.hooks.wanted && !e.hooks.wanted()) {
+      if (e.hooks.on_dropped) e.hooks.on_dropped();
+    } else {
+      Evaluator* evaluator = e.hooks.evaluators.empty() ? evaluators_[device] : e.hooks.evaluators[device];
+      Verdict v = evaluator->Evaluate(e.job.task, e.job.candidate, lanes);
+      if (e.on_verdict) e.on_verdict(e.job, std::move(v));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    --evaluating_;
   }
 }
 

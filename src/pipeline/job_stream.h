@@ -32,6 +32,30 @@ class JobStream {
 
   // Queues `job`; `on_verdict` gets its verdict. Not after Finish.
   void Submit(Job job, OnVerdict on_verdict);
+  // What a job may ask beyond the stream's defaults.
+  struct Hooks {
+    // Judged by these (one per device, in the stream's device order: e.g.
+    // those of another policy, sharing the devices' gates) instead of the
+    // stream's own.
+    std::vector<Evaluator*> evaluators;
+    // Asked when an evaluation thread takes the job: false drops it (a
+    // cancelled job), and `on_dropped` is called instead of `on_verdict`.
+    std::function<bool()> wanted;
+    std::function<void()> on_dropped;
+  };
+  void Submit(Job job, OnVerdict on_verdict, Hooks hooks);
+
+  // What the stream holds now: jobs no evaluation thread has taken yet, jobs
+  // being evaluated, and of those, how many hold a compile slot (node-wide;
+  // 0 of 0 without lanes) and a run slot (all devices; without lanes each
+  // evaluation thread is one).
+  struct Use {
+    std::size_t queued = 0;
+    int evaluating = 0;
+    int compiles = 0, compile_slots = 0;
+    int runs = 0, run_slots = 0;
+  };
+  Use InUse();
   // Waits until every submitted job has its verdict, then stops the threads.
   void Finish();
 
@@ -39,6 +63,7 @@ class JobStream {
   struct Entry {
     Job job;
     OnVerdict on_verdict;
+    Hooks hooks;
   };
   void Work(int device);
 
@@ -50,6 +75,7 @@ class JobStream {
   std::condition_variable cv_;
   std::deque<Entry> queue_;
   bool closed_ = false;
+  int evaluating_ = 0;
   std::vector<std::thread> threads_;
 };
 

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
 #include <set>
+#include <thread>
 
 #include "core/temp_dir_fixture.h"
 
@@ -50,6 +54,78 @@ TEST(JobStreamTest, AStreamWithNothingSubmittedFinishes) {
   JobStream stream({&evaluator}, options);
   stream.Finish();
   stream.Finish();  // Twice is harmless (the destructor finishes too).
+}
+
+TEST(JobStreamTest, AJobsOwnEvaluatorsJudgeIt) {
+  Evaluator mine(Backend::FromName("cpu").value(), EvalOptions{});
+  EvalOptions other_options;
+  other_options.policy = PolicyNamed("kernelbench").value();
+  Evaluator other(Backend::FromName("cpu").value(), other_options);
+  JobStream stream({&mine}, BatchOptions{});
+  std::mutex mu;
+  std::map<std::string, std::string> policies;
+  auto record = [&](const Job& job, Verdict v) {
+    std::lock_guard<std::mutex> lock(mu);
+    policies[job.candidate.filename().string()] = v.policy.name;
+  };
+  stream.Submit(Unjudgeable("/nowhere", 1), record);
+  JobStream::Hooks hooks;
+  hooks.evaluators = {&other};
+  stream.Submit(Unjudgeable("/nowhere", 2), record, hooks);
+  stream.Finish();
+  EXPECT_EQ(policies["candidate1.txt"], "musacoder");
+  EXPECT_EQ(policies["candidate2.txt"], "kernelbench");
+}
+
+TEST(JobStreamTest, AJobNoLongerWantedIsDroppedUnjudged) {
+  Evaluator evaluator(Backend::FromName("cpu").value(), EvalOptions{});
+  JobStream stream({&evaluator}, BatchOptions{});
+  std::atomic<int> verdicts{0}, dropped{0};
+  for (int n = 0; n < 4; ++n) {
+    JobStream::Hooks hooks;
+    hooks.wanted = [n] { return n % 2 == 0; };
+    hooks.on_dropped = [&] { ++dropped; };
+    stream.Submit(
+        Unjudgeable("/nowhere", n), [&](const Job&, Verdict) { ++verdicts; }, hooks);
+  }
+  stream.Finish();
+  EXPECT_EQ(verdicts, 2);
+  EXPECT_EQ(dropped, 2);
+}
+
+TEST(JobStreamTest, InUseCountsQueuedAndEvaluatingJobs) {
+  Evaluator evaluator(Backend::FromName("cpu").value(), EvalOptions{});
+  BatchOptions options;
+  options.parallel = 2;
+  JobStream stream({&evaluator}, options);
+  JobStream::Use idle = stream.InUse();
+  EXPECT_EQ(idle.queued, 0u);
+  EXPECT_EQ(idle.evaluating, 0);
+  EXPECT_EQ(idle.run_slots, 2);  // Without lanes, each evaluation thread is a run slot.
+  EXPECT_EQ(idle.compile_slots, 0);
+  // A verdict callback that blocks holds its job as evaluating.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> inside{0};
+  auto hold = [&](const Job&, Verdict) {
+    ++inside;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+  };
+  for (int n = 0; n < 5; ++n) stream.Submit(Unjudgeable("/nowhere", n), hold);
+  while (inside < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  JobStream::Use busy = stream.InUse();
+  EXPECT_EQ(busy.evaluating, 2);
+  EXPECT_EQ(busy.runs, 2);
+  EXPECT_EQ(busy.queued, 3u);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  stream.Finish();
+  EXPECT_EQ(stream.InUse().evaluating, 0);
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ bool Slots::TryAcquire() {
   return true;
 }
 
+int Slots::InUse() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return count_ - free_;
+}
+
 void Slots::Release() {
   std::lock_guard<std::mutex> lock(mu_);
   ++free_;

@@ -12,7 +12,7 @@ namespace anvil {
 
 class Slots {
  public:
-  explicit Slots(int count) : free_(count) {}
+  explicit Slots(int count) : count_(count), free_(count) {}
   Slots(const Slots&) = delete;
   Slots& operator=(const Slots&) = delete;
 
@@ -21,8 +21,12 @@ class Slots {
   // Takes a free slot if there is one, without waiting.
   bool TryAcquire();
   void Release();
+  int count() const { return count_; }
+  // How many are taken now (a gauge for the reward service's /metrics).
+  int InUse();
 
  private:
+  const int count_;
   std::mutex mu_;
   std::condition_variable cv_;
   int free_;

@@ -24,26 +24,6 @@ AttemptState StateFromName(const std::string& name) {
   return AttemptState::kPending;
 }
 
-// Rolls back unless committed.
-class Transaction {
- public:
-  explicit Transaction(Sqlite& db) : db_(db) { begun_ = db_.Exec("BEGIN IMMEDIATE"); }
-  ~Transaction() {
-    if (begun_.ok() && !committed_) (void)db_.Exec("ROLLBACK");
-  }
-  const Status& begun() const { return begun_; }
-  Status Commit() {
-    Status s = db_.Exec("COMMIT");
-    committed_ = s.ok();
-    return s;
-  }
-
- private:
-  Sqlite& db_;
-  Status begun_;
-  bool committed_ = false;
-};
-
 // Sampling settings compare as JSON values, not texts.
 bool SameJson(const std::string& a, const std::string& b) {
   const auto ja = nlohmann::json::parse(a, nullptr, false), jb = nlohmann::json::parse(b, nullptr, false);
@@ -311,7 +291,7 @@ Result<std::optional<RunDb::Answered>> RunDb::LastAnswered(int64_t attempt_id) {
 
 Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const AnswerUpdate& update) {
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction t(*db_);
+  SqliteTransaction t(*db_);
   ANVIL_RETURN_IF_ERROR(t.begun());
   auto insert = db_->Prepare(
       "INSERT INTO request (attempt_id, messages_json, response, http_status, failure, message, finish_reason, "
@@ -355,7 +335,7 @@ Status RunDb::RecordAnswer(int64_t attempt_id, const RequestRecord& q, const Ans
 
 Status RunDb::RecordVerdict(int64_t attempt_id, const VerdictUpdate& v) {
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction t(*db_);
+  SqliteTransaction t(*db_);
   ANVIL_RETURN_IF_ERROR(t.begun());
   auto set = db_->Prepare(
       "UPDATE attempt SET state = 'done', outcome = ?2, verdict_json = ?3, reward = ?4, cached = ?5, done_at = ?6 "
@@ -375,7 +355,7 @@ Status RunDb::RecordVerdict(int64_t attempt_id, const VerdictUpdate& v) {
 
 Result<int64_t> RunDb::ReopenMachineFailures() {
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction t(*db_);
+  SqliteTransaction t(*db_);
   ANVIL_RETURN_IF_ERROR(t.begun());
   ANVIL_RETURN_IF_ERROR(
       db_->Exec("UPDATE attempt SET state = 'pending', outcome = NULL, reward = NULL, done_at = NULL "

@@ -77,4 +77,26 @@ class Sqlite {
   sqlite3* db_;
 };
 
+// BEGIN IMMEDIATE for a scope: rolled back unless committed.
+class SqliteTransaction {
+ public:
+  explicit SqliteTransaction(Sqlite& db) : db_(db) { begun_ = db_.Exec("BEGIN IMMEDIATE"); }
+  ~SqliteTransaction() {
+    if (begun_.ok() && !committed_) (void)db_.Exec("ROLLBACK");
+  }
+  SqliteTransaction(const SqliteTransaction&) = delete;
+  SqliteTransaction& operator=(const SqliteTransaction&) = delete;
+  const Status& begun() const { return begun_; }
+  Status Commit() {
+    Status s = db_.Exec("COMMIT");
+    committed_ = s.ok();
+    return s;
+  }
+
+ private:
+  Sqlite& db_;
+  Status begun_;
+  bool committed_ = false;
+};
+
 }  // namespace anvil

@@ -1,0 +1,157 @@
+// `anvil serve`: the reward service (docs/service.md). Judges candidates sent
+// over HTTP on this machine's devices until SIGINT or SIGTERM, then stops
+// taking requests, answers those in flight and exits 0. Exit 2 for bad usage
+// (a flag, a port in use), 1 when the service cannot start.
+#include <pthread.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/eval_flags.h"
+#include "service/evaluation_service.h"
+#include "service/http_api.h"
+
+namespace anvil {
+namespace {
+
+struct ServeArgs : EvalFlags {
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  int max_connections = 1024;
+  int max_sync = 512;
+  int max_jobs = 4096;
+  std::string work_dir;
+  std::string db;
+};
+
+int Run(const ServeArgs& a) {
+  const char* me = "anvil serve";
+  if (!IsLoopbackHost(a.host)) {
+    std::fprintf(stderr,
+                 "%s: --host %s would serve beyond this machine, and a request's task runs as trusted code: that "
+                 "needs client and admin tokens, which anvil serve does not take yet. Serve on 127.0.0.1 (the "
+                 "default) and reach it through an SSH tunnel or a proxy that authenticates.\n",
+                 me, a.host.c_str());
+    return kExitUsage;
+  }
+  auto backend = Backend::FromName(a.backend);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, backend.message().c_str());
+    return kExitUsage;
+  }
+  if (!backend.value().HasDevice()) {
+    std::fprintf(stderr, "%s: no %s device on this machine: a reward needs a run, so there is nothing to serve\n", me,
+                 backend.value().name().c_str());
+    return kExitUsage;
+  }
+  auto eval = ToEvalOptions(a);
+  if (!eval.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, eval.message().c_str());
+    return kExitUsage;
+  }
+  auto devices = DevicesFor(backend.value(), a.gpus);
+  if (!devices.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, devices.message().c_str());
+    return kExitUsage;
+  }
+  ServiceOptions options;
+  options.eval = eval.value();
+  options.devices = devices.value();
+  options.batch = ToBatchOptions(a, backend.value());
+  options.work_dir = a.work_dir.empty() ? options.eval.cache_dir / "serve" : std::filesystem::path(a.work_dir);
+  options.max_jobs = static_cast<std::size_t>(a.max_jobs);
+  options.db = a.db;
+
+  // SIGINT and SIGTERM go to one thread that stops the listener; every other
+  // thread (the service's, the HTTP pool's) starts with them blocked. Children
+  // get a clear mask (core/subprocess).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ServiceMetrics metrics;
+  const bool quiet = a.quiet;
+  auto service = EvaluationService::Start(options, [&metrics, quiet](const std::string& job_id, const Verdict& v) {
+    metrics.CountVerdict(v);
+    if (!quiet) std::fprintf(stderr, "anvil serve: %s %s %.2f s\n", job_id.c_str(), StatusName(v.status), v.seconds);
+  });
+  if (!service.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, service.message().c_str());
+    return kExitFailure;
+  }
+  if (service.value()->resumed() > 0) {
+    std::fprintf(stderr, "%s: %zu job(s) accepted before a restart had no verdict: judging them again\n", me,
+                 service.value()->resumed());
+  }
+  ApiOptions api_options;
+  api_options.host = a.host;
+  api_options.port = a.port;
+  api_options.max_connections = a.max_connections;
+  api_options.max_sync = a.max_sync;
+  HttpApi api(*service.value(), metrics, api_options);
+  auto port = api.Bind();
+  if (!port.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, port.message().c_str());
+    return kExitUsage;
+  }
+  std::atomic<bool> got_signal{false}, stopped{false};
+  std::thread signals([&api, &got_signal, &stopped, stop_signals] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    got_signal = true;
+    if (stopped) return;  // Woken by Run itself.
+    std::fprintf(stderr, "anvil serve: %s: answering the requests in flight, then stopping\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM");
+    api.Stop();
+  });
+  std::fprintf(stderr, "%s: judging on %s (%zu device(s), %d side by side each; policy %s, %d trials)\n", me,
+               backend.value().name().c_str(), options.devices.size(), std::max(a.jobs, 1),
+               options.eval.policy.name.c_str(), options.eval.trials);
+  std::printf("anvil serve: listening on http://%s:%d\n", a.host.c_str(), port.value());
+  std::fflush(stdout);
+  api.Serve();
+  service.value()->Drain();
+  // The signal thread has returned once the listener stopped on a signal;
+  // wake it if the listener stopped on its own.
+  stopped = true;
+  if (!got_signal) pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  std::fprintf(stderr, "%s: stopped\n", me);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterServe(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "The reward service: judge candidates sent over HTTP (docs/service.md)");
+  AddEvalFlags(cmd, *args);
+  cmd->add_option("--host", args->host, "Address to listen on (loopback only for now)")->capture_default_str();
+  cmd->add_option("--port", args->port, "Port to listen on; 0: any free port (printed)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections, "HTTP connections served at once")
+      ->check(CLI::Range(4, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-sync", args->max_sync, "/v1/evaluate calls waiting for verdicts at once; more get 429")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-jobs", args->max_jobs, "Jobs accepted and not yet judged; more get 429")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--db", args->db, "The job store, SQLite (default WORK_DIR/jobs.db); one server at a time");
+  cmd->add_option("--work-dir", args->work_dir,
+                  "Where tasks and candidates sent as text are kept (default "
+                  "CACHE/serve)");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil

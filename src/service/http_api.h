@@ -1,0 +1,63 @@
+// The reward service's HTTP/JSON API (docs/service.md, docs/openapi.json):
+// routes, status codes and bounds on every connection, over cpp-httplib
+// (Debian's 0.11: one pooled thread per connection). Handlers never throw: a
+// failure inside one is a 500 with a JSON error, and the server goes on.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "service/evaluate_request.h"
+#include "service/evaluation_service.h"
+#include "service/service_metrics.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace anvil {
+
+struct ApiOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;               // 0: any free port (Listening() says which).
+  int max_connections = 1024;    // Connections served at once (the HTTP thread pool).
+  int max_sync = 512;            // /v1/evaluate calls waiting for a verdict at once; beyond: 429.
+  std::size_t max_batch = 1024;  // Jobs in one POST /v1/jobs, ids in one GET /v1/jobs.
+  double max_wait_s = 60;        // A long-poll's `wait`.
+  std::size_t max_body_bytes = std::size_t{4} << 20;
+  RequestLimits limits;
+};
+
+// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost): the only
+// listeners that take task text without the admin token.
+bool IsLoopbackHost(const std::string& host);
+
+class HttpApi {
+ public:
+  // `metrics` counts the requests; the service's verdicts are counted by
+  // whoever started it (EvaluationService::OnVerdict).
+  HttpApi(EvaluationService& service, ServiceMetrics& metrics, ApiOptions options);
+  ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
+
+  // Binds the listener; the port it got (for port 0), or why not.
+  Result<int> Bind();
+  // Serves until Stop (from another thread or a signal's thread); returns
+  // once the requests in flight have their answers.
+  void Serve();
+  void Stop();
+
+ private:
+  void Routes();
+
+  EvaluationService& service_;
+  const ApiOptions options_;
+  ServiceMetrics& metrics_;
+  std::atomic<int> sync_waiting_{0};
+  std::unique_ptr<httplib::Server> server_;
+};
+
+}  // namespace anvil

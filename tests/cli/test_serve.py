@@ -1,0 +1,353 @@
+"""`anvil serve`, the reward service (issue 34): the real server on the cpu backend, driven over HTTP as a trainer
+drives it. Verdicts of real candidates, what a malformed request gets, /healthz while judging, /metrics, the caps
+(429), the deadline (503), SIGTERM answering what is in flight before the server exits; jobs posted in batches and
+awaited by long-poll, idempotency keys, cancel, and a kill -9 after which every accepted job still gets exactly one
+verdict."""
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, anvil_bin, cache_dir, load_schema, validate
+
+RELU = (EXAMPLES / "tasks" / "relu.py").read_text()
+OPENAPI = json.loads((ROOT / "docs" / "openapi.json").read_text())
+
+
+def openapi_schema(name):
+    import jsonschema
+    return jsonschema.Draft202012Validator({**OPENAPI["components"]["schemas"][name],
+                                            "$defs": OPENAPI["components"]["schemas"]})
+CANDIDATES = EXAMPLES / "candidates" / "relu"
+
+
+def job_body(candidate_file=None, **fields):
+    body = {"task_source": RELU, "backend": "cpu"}
+    if candidate_file is not None:
+        path = CANDIDATES / candidate_file
+        body["candidate_source"] = path.read_text()
+        body["candidate_format"] = "kernelbench" if path.suffix == ".py" else "native"
+    body.update(fields)
+    return body
+
+
+class Service:
+    """`anvil serve --port 0` on the cpu backend, stopped by stop() (SIGTERM, then a kill if it hangs)."""
+
+    def __init__(self, tmp_path, *args, timeout=5, log="serve.err"):
+        self.stderr_path = tmp_path / log
+        self.proc = subprocess.Popen(
+            [anvil_bin(), "serve", "--port", "0", "--cache-dir", cache_dir(), "--work-dir", str(tmp_path / "work"),
+             "--timeout", str(timeout), *args], stdout=subprocess.PIPE, stderr=open(self.stderr_path, "w"), text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith("anvil serve: listening on http://127.0.0.1:"), (line, self.stderr())
+        self.url = line.split()[-1]
+
+    def stderr(self):
+        return self.stderr_path.read_text() if self.stderr_path.exists() else ""
+
+    def request(self, method, path, body=None, headers=None, timeout=300):
+        """(status, headers, parsed JSON body or text)."""
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        h = {"Content-Type": "application/json"} if data is not None else {}
+        h.update(headers or {})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                status, hdrs, text = r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, hdrs, text = e.code, dict(e.headers), e.read().decode()
+        try:
+            return status, hdrs, json.loads(text)
+        except json.JSONDecodeError:
+            return status, hdrs, text
+
+    def evaluate(self, candidate_file=None, **fields):
+        return self.request("POST", "/v1/evaluate", job_body(candidate_file, **fields))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+
+@pytest.fixture
+def service(tmp_path):
+    s = Service(tmp_path)
+    yield s
+    assert s.stop() == 0, s.stderr()
+
+
+def test_verdicts_of_real_candidates(service):
+    """Each example candidate's verdict over HTTP is the status its header expects, valid against the schema,
+    with the task and candidate named by their sha256."""
+    schema = load_schema()
+    statuses = {}
+    for name in ["pass_native.cpp", "pass_kb.py", "compile_error_native.cpp", "runtime_error_native.cpp",
+                 "wrong_answer_native.cpp", "cheat_kb.py", "timeout_native.cpp"]:
+        status, _, body = service.evaluate(name)
+        assert status == 200, (name, body)
+        v = body["verdict"]
+        validate(v, schema)
+        assert body["job_id"].startswith("j_")
+        statuses[name] = v["status"]
+        assert v["task"]["path"] == "sha256:" + hashlib.sha256(RELU.encode()).hexdigest()
+        source = (CANDIDATES / name).read_text()
+        assert v["candidate"]["path"] == "sha256:" + hashlib.sha256(source.encode()).hexdigest()
+        assert v["policy"] == {"name": "musacoder", "version": 1, "overrides": {}}
+    assert statuses == {"pass_native.cpp": "pass", "pass_kb.py": "pass", "compile_error_native.cpp": "compile_error",
+                        "runtime_error_native.cpp": "runtime_error", "wrong_answer_native.cpp": "wrong_answer",
+                        "cheat_kb.py": "cheat", "timeout_native.cpp": "timeout"}
+
+    # The task is kept: its hash alone poses it again. Per-request policy, trials and reward apply.
+    task_hash = hashlib.sha256(RELU.encode()).hexdigest()
+    status, _, body = service.request("POST", "/v1/evaluate", {
+        "task_hash": task_hash, "candidate_source": (CANDIDATES / "pass_native.cpp").read_text(),
+        "candidate_format": "native", "backend": "cpu", "policy": "kernelbench", "trials": 2,
+        "reward": {"lambda": 0, "nu_max": 1, "vs": "compile"}})
+    assert status == 200, body
+    v = body["verdict"]
+    validate(v, schema)
+    assert v["status"] == "pass" and v["policy"]["name"] == "kernelbench"
+    assert v["gates"]["correct"]["trials"] == 2
+    assert v["reward"] == 1.0  # lambda 0: no speedup bonus.
+
+    # Every verdict is counted by status in /metrics.
+    status, hdrs, text = service.request("GET", "/metrics")
+    assert status == 200 and hdrs["Content-Type"].startswith("text/plain")
+    assert 'anvil_verdicts_total{status="pass"} 3' in text
+    assert 'anvil_verdicts_total{status="timeout"} 1' in text
+    assert 'anvil_http_requests_total{route="/v1/evaluate",code="200"} 8' in text, [
+        line for line in text.splitlines() if "http_requests_total" in line]
+    assert 'anvil_stage_seconds_count{stage="verdict"} 8' in text
+    assert 'anvil_jobs{state="queued"} 0' in text
+
+
+def test_malformed_requests_name_the_field(service):
+    native = (CANDIDATES / "pass_native.cpp").read_text()
+    good = {"task_source": RELU, "candidate_source": native, "candidate_format": "native", "backend": "cpu"}
+    cases = [
+        (b"{not json", 400, ""),
+        ([1, 2], 400, ""),
+        ({k: v for k, v in good.items() if k != "candidate_source"}, 400, "candidate_source"),
+        ({**good, "candidate_format": "triton"}, 400, "candidate_format"),
+        ({**good, "backend": "tpu"}, 400, "backend"),
+        ({**good, "task_hash": "0" * 64}, 400, "task_hash"),
+        ({k: v for k, v in good.items() if k != "task_source"}, 400, "task_source"),
+        ({**good, "trials": 0}, 400, "trials"),
+        ({**good, "trials": 101}, 400, "trials"),
+        ({**good, "trials": 2.5}, 400, "trials"),
+        ({**good, "deadline_s": 3601}, 400, "deadline_s"),
+        ({**good, "deadline_s": -1}, 400, "deadline_s"),
+        ({**good, "policy": "lenient"}, 400, "policy"),
+        ({**good, "reward": {"lambda": "big"}}, 400, "reward.lambda"),
+        ({**good, "reward": {"vs": "cudnn"}}, 400, "reward.vs"),
+        ({**good, "sidecar": [1]}, 400, "sidecar"),
+        ({**good, "sidecar": {"level": "one"}}, 400, "sidecar"),
+        ({**good, "candidate": native}, 400, "candidate"),  # A misspelt field is not ignored.
+        ({**good, "candidate_source": 7}, 400, "candidate_source"),
+        ({**good, "backend": "cuda"}, 422, "backend"),  # This server judges on cpu.
+        ({**{k: v for k, v in good.items() if k != "task_source"}, "task_hash": "ab" * 32}, 404, "task_hash"),
+        ({**good, "candidate_source": "x" * (1 << 20 + 1)}, 413, "candidate_source"),
+    ]
+    request_schema, error_schema = openapi_schema("EvaluateRequest"), openapi_schema("Error")
+    assert request_schema.is_valid(good)
+    for body, code, field in cases:
+        status, _, answer = service.request("POST", "/v1/evaluate", body)
+        assert status == code, (body if isinstance(body, bytes) else str(body)[:200], status, answer)
+        assert answer["error"]["field"] == field, answer
+        assert answer["error"]["message"], answer
+        error_schema.validate(answer)  # docs/openapi.json says what the service does.
+        if code in (400, 413) and field not in ("sidecar", "policy") or field == "backend" and code == 400:
+            assert not request_schema.is_valid(body), body if isinstance(body, bytes) else str(body)[:200]
+    # Not JSON by its content type; a body over 4 MiB; a route that does not exist.
+    status, _, answer = service.request("POST", "/v1/evaluate", json.dumps(good).encode(),
+                                        headers={"Content-Type": "text/plain"})
+    assert status == 415 and "application/json" in answer["error"]["message"]
+    status, _, answer = service.request("POST", "/v1/evaluate", b"{" + b" " * (5 << 20) + b"}")
+    assert status == 413, answer
+    status, _, answer = service.request("GET", "/v1/nothing")
+    assert status == 404 and "no route" in answer["error"]["message"]
+    # After all of that the service still judges.
+    status, _, body = service.evaluate("pass_native.cpp")
+    assert status == 200 and body["verdict"]["status"] == "pass"
+
+
+def test_healthz_answers_while_judging_and_deadline_is_503(tmp_path):
+    s = Service(tmp_path, timeout=20)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            hang = pool.submit(s.evaluate, "timeout_native.cpp")
+            time.sleep(1)
+            start = time.monotonic()
+            status, _, body = s.request("GET", "/healthz")
+            assert status == 200 and body == {"status": "ok"}
+            assert time.monotonic() - start < 1.0
+            status, _, body = s.request("GET", "/readyz")
+            assert status == 200 and body["ready"] is True and body["jobs"]["running"] == 1
+            # A deadline shorter than the verdict: 503, never a `timeout` verdict, and the job goes on.
+            status, hdrs, body = s.evaluate("pass_native.cpp", deadline_s=0.5)
+            assert status == 503, body
+            assert body["error"]["field"] == "deadline_s" and body["job_id"].startswith("j_")
+            assert "Retry-After" in hdrs
+            assert hang.result()[2]["verdict"]["status"] == "timeout"
+    finally:
+        assert s.stop() == 0, s.stderr()
+    # The job past its deadline still got its verdict before the server stopped.
+    assert s.stderr().count(" pass ") == 1, s.stderr()
+
+
+def test_caps_answer_429(tmp_path):
+    s = Service(tmp_path, "--max-sync", "1", timeout=20)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            hang = pool.submit(s.evaluate, "timeout_native.cpp")
+            time.sleep(1)
+            status, hdrs, body = s.evaluate("pass_native.cpp")
+            assert status == 429 and hdrs.get("Retry-After") == "1", body
+            assert "--max-sync" in body["error"]["message"]
+            assert hang.result()[0] == 200
+    finally:
+        assert s.stop() == 0, s.stderr()
+
+
+def test_sigterm_answers_requests_in_flight(tmp_path):
+    s = Service(tmp_path)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        pending = pool.submit(s.evaluate, "timeout_native.cpp")
+        time.sleep(1)
+        s.proc.send_signal(signal.SIGTERM)
+        status, _, body = pending.result()
+        assert status == 200 and body["verdict"]["status"] == "timeout"
+    assert s.proc.wait(timeout=60) == 0
+    assert "answering the requests in flight" in s.stderr()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(s.url + "/healthz", timeout=5)
+
+
+def test_refuses_to_serve_beyond_loopback(tmp_path):
+    proc = subprocess.run([anvil_bin(), "serve", "--host", "0.0.0.0", "--port", "0", "--cache-dir", cache_dir()],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "tokens" in proc.stderr and "127.0.0.1" in proc.stderr
+
+
+def test_port_in_use_is_a_usage_error(service):
+    port = service.url.rsplit(":", 1)[1]
+    proc = subprocess.run([anvil_bin(), "serve", "--port", port, "--cache-dir", cache_dir()],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+
+
+def wait_running(service, n=1):
+    for _ in range(200):
+        if service.request("GET", "/readyz")[2]["jobs"]["running"] >= n:
+            return
+        time.sleep(0.1)
+    raise AssertionError("no job started")
+
+
+def test_jobs_in_a_batch_awaited_by_long_poll(service):
+    names = ["pass_native.cpp", "wrong_answer_native.cpp", "compile_error_native.cpp", "pass_kb.py"]
+    batch = {"jobs": [job_body(n) for n in names], "idempotency_key": "grpo-step-1"}
+    status, _, body = service.request("POST", "/v1/jobs", batch)
+    assert status == 202, body
+    ids = body["job_ids"]
+    assert len(ids) == 4 and len(set(ids)) == 4
+    # The same key again (a trainer's retry): the same jobs, none new.
+    status, _, again = service.request("POST", "/v1/jobs", batch)
+    assert status == 200 and again["job_ids"] == ids
+    status, _, body = service.request("GET", "/v1/jobs?ids=" + ",".join(ids) + "&wait=60")
+    assert status == 200, body
+    assert [j["job_id"] for j in body["jobs"]] == ids
+    assert [j["state"] for j in body["jobs"]] == ["done"] * 4, body
+    assert [j["verdict"]["status"] for j in body["jobs"]] == ["pass", "wrong_answer", "compile_error", "pass"]
+    job_schema = openapi_schema("Job")
+    for j in body["jobs"]:
+        validate(j["verdict"], load_schema())
+        job_schema.validate({k: v for k, v in j.items() if k != "verdict"})  # The verdict: just above.
+    status, _, one = service.request("GET", f"/v1/jobs/{ids[1]}")
+    assert status == 200 and one["state"] == "done" and one["verdict"]["status"] == "wrong_answer"
+    # One job posted alone; a batch with a bad job is refused whole, naming it.
+    status, _, body = service.request("POST", "/v1/jobs", job_body("pass_native.cpp"))
+    assert status == 202 and len(body["job_ids"]) == 1
+    bad = {"jobs": [job_body("pass_native.cpp"), job_body("pass_native.cpp", backend="gpu")]}
+    status, _, body = service.request("POST", "/v1/jobs", bad)
+    assert status == 400 and body["error"]["field"] == "jobs[1].backend", body
+    for path, field in [("/v1/jobs/" + ids[0] + "?wait=61", "wait"), ("/v1/jobs/" + ids[0] + "?wait=x", "wait"),
+                        ("/v1/jobs", "ids")]:
+        status, _, body = service.request("GET", path)
+        assert status == 400 and body["error"]["field"] == field, (path, body)
+    status, _, body = service.request("GET", "/v1/jobs/j_nothing")
+    assert status == 404
+    for body, field in [({"jobs": []}, "jobs"), ({"jobs": [job_body("pass_native.cpp")], "extra": 1}, ""),
+                        ({**job_body("pass_native.cpp"), "idempotency_key": 5}, "idempotency_key")]:
+        status, _, answer = service.request("POST", "/v1/jobs", body)
+        assert status == 400 and answer["error"]["field"] == field, answer
+
+
+def test_cancel_a_queued_job(tmp_path):
+    s = Service(tmp_path, timeout=20)
+    try:
+        _, _, hang = s.request("POST", "/v1/jobs", job_body("timeout_native.cpp"))
+        wait_running(s)
+        _, _, queued = s.request("POST", "/v1/jobs", job_body("wrong_answer_native.cpp"))
+        job = queued["job_ids"][0]
+        status, _, body = s.request("DELETE", f"/v1/jobs/{job}")
+        assert status == 200 and body["state"] == "cancelled", body
+        status, _, body = s.request("GET", f"/v1/jobs/{job}?wait=1")
+        assert body["state"] == "cancelled" and "verdict" not in body
+        status, _, body = s.request("GET", f"/v1/jobs/{hang['job_ids'][0]}?wait=40")
+        assert body["state"] == "done" and body["verdict"]["status"] == "timeout"
+        status, _, body = s.request("DELETE", f"/v1/jobs/{hang['job_ids'][0]}")
+        assert status == 409, body
+        assert s.request("DELETE", "/v1/jobs/j_nothing")[0] == 404
+    finally:
+        assert s.stop() == 0, s.stderr()
+    assert "wrong_answer" not in s.stderr()  # Never judged.
+
+
+def test_kill_9_then_restart_judges_each_accepted_job_once(tmp_path):
+    db = tmp_path / "jobs.db"
+    s = Service(tmp_path, "--db", str(db), timeout=30, log="first.err")
+    _, _, done = s.request("POST", "/v1/jobs", job_body("pass_native.cpp"))
+    first = done["job_ids"][0]
+    assert s.request("GET", f"/v1/jobs/{first}?wait=60")[2]["state"] == "done"
+    _, _, posted = s.request("POST", "/v1/jobs", {"jobs": [job_body("timeout_native.cpp"),
+                                                           job_body("wrong_answer_native.cpp"),
+                                                           job_body("runtime_error_native.cpp")]})
+    wait_running(s)
+    s.proc.kill()  # kill -9: no drain, no goodbye.
+    s.proc.wait(timeout=10)
+    # Its candidate processes die with it or run to their deadline; the restarted server judges the three again.
+    again = Service(tmp_path, "--db", str(db), timeout=2, log="second.err")
+    try:
+        assert "3 job(s) accepted before a restart had no verdict" in again.stderr()
+        status, _, body = again.request("GET", "/v1/jobs?ids=" + ",".join(posted["job_ids"]) + "&wait=60")
+        assert [j["state"] for j in body["jobs"]] == ["done"] * 3, body
+        assert [j["verdict"]["status"] for j in body["jobs"]] == ["timeout", "wrong_answer", "runtime_error"]
+        status, _, body = again.request("GET", f"/v1/jobs/{first}")
+        assert body["state"] == "done" and body["verdict"]["status"] == "pass"
+        # A second server on the same store is refused while this one holds it.
+        proc = subprocess.run([anvil_bin(), "serve", "--port", "0", "--db", str(db), "--cache-dir", cache_dir()],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and "held by another anvil serve" in proc.stderr, proc.stderr
+    finally:
+        assert again.stop() == 0, again.stderr()
+    assert again.stderr().count(" pass ") == 0  # The job finished before the kill was not judged again.
+    assert again.stderr().count(" timeout ") == 1
