@@ -12,8 +12,12 @@
 #include <string>
 #include <thread>
 
+#include "backend/torch_info.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "core/sandbox_switches.h"
+#include "integrity/candidate_sandbox.h"
+#include "service/auth.h"
 #include "service/evaluation_service.h"
 #include "service/http_api.h"
 
@@ -28,16 +32,47 @@ struct ServeArgs : EvalFlags {
   int max_jobs = 4096;
   std::string work_dir;
   std::string db;
+  std::string token_file, admin_token_file;
 };
+
+// Why this machine refuses task text, or "": a task runs outside the
+// candidate sandbox, so a request that brings one must not find a sandbox
+// without its network namespace and seccomp for the candidates beside it.
+std::string TaskTextRefused(const ServiceOptions& options) {
+  auto torch = LoadTorchInfo(options.eval.cache_dir);
+  if (!torch.ok()) return "torch could not be probed (" + torch.message() + ")";
+  const Backend& device = options.devices.front();
+  const std::string switches =
+      SandboxSwitchesFor(torch.value(), device.TorchDevice(), device.DeviceModel(), options.eval.cache_dir);
+  SandboxPolicy policy;
+  auto on = ApplySandboxSwitches(switches, policy);
+  if (!on.ok() || !on.value() || !policy.network_namespace || !policy.forbid_syscalls) {
+    return "the candidate sandbox runs here without its network namespace or seccomp (switches '" + switches + "')";
+  }
+  return "";
+}
 
 int Run(const ServeArgs& a) {
   const char* me = "anvil serve";
-  if (!IsLoopbackHost(a.host)) {
+  if (!IsLoopbackHost(a.host) && (a.token_file.empty() || a.admin_token_file.empty())) {
     std::fprintf(stderr,
-                 "%s: --host %s would serve beyond this machine, and a request's task runs as trusted code: that "
-                 "needs client and admin tokens, which anvil serve does not take yet. Serve on 127.0.0.1 (the "
-                 "default) and reach it through an SSH tunnel or a proxy that authenticates.\n",
+                 "%s: --host %s serves beyond this machine: give --token-file (clients) and --admin-token-file "
+                 "(who may send task text, which runs as trusted code), each a file only its owner reads\n",
                  me, a.host.c_str());
+    return kExitUsage;
+  }
+  std::string client_token, admin_token;
+  for (auto [file, token] : {std::pair{&a.token_file, &client_token}, std::pair{&a.admin_token_file, &admin_token}}) {
+    if (file->empty()) continue;
+    auto loaded = LoadToken(*file);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "%s: %s\n", me, loaded.message().c_str());
+      return kExitUsage;
+    }
+    *token = loaded.value();
+  }
+  if (!client_token.empty() && SameToken(client_token, admin_token)) {
+    std::fprintf(stderr, "%s: the client and admin tokens are the same: give each its own\n", me);
     return kExitUsage;
   }
   auto backend = Backend::FromName(a.backend);
@@ -92,6 +127,13 @@ int Run(const ServeArgs& a) {
                  service.value()->resumed());
   }
   ApiOptions api_options;
+  api_options.client_token = client_token;
+  api_options.admin_token = admin_token;
+  api_options.task_text_refused = TaskTextRefused(options);
+  if (!api_options.task_text_refused.empty()) {
+    std::fprintf(stderr, "%s: task text (task_source) is refused: %s; register tasks with POST /v1/tasks\n", me,
+                 api_options.task_text_refused.c_str());
+  }
   api_options.host = a.host;
   api_options.port = a.port;
   api_options.max_connections = a.max_connections;
@@ -134,7 +176,11 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand("serve", "The reward service: judge candidates sent over HTTP (docs/service.md)");
   AddEvalFlags(cmd, *args);
-  cmd->add_option("--host", args->host, "Address to listen on (loopback only for now)")->capture_default_str();
+  cmd->add_option("--host", args->host, "Address to listen on; beyond loopback, both token files are needed")
+      ->capture_default_str();
+  cmd->add_option("--token-file", args->token_file, "A file holding the clients' bearer token (chmod 600)");
+  cmd->add_option("--admin-token-file", args->admin_token_file,
+                  "A file holding the admin token: registers tasks, sends task text beyond loopback (chmod 600)");
   cmd->add_option("--port", args->port, "Port to listen on; 0: any free port (printed)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();

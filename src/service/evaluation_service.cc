@@ -204,6 +204,14 @@ std::variant<Task, RequestError> EvaluationService::TaskFor(const EvaluateReques
   return tasks_.emplace(folder, task.value()).first->second;
 }
 
+std::variant<std::string, RequestError> EvaluationService::RegisterTask(const std::string& source) {
+  EvaluateRequest r;
+  r.task_source = source;
+  auto task = TaskFor(r);
+  if (auto* e = std::get_if<RequestError>(&task)) return *e;
+  return Sha256Hex(source);
+}
+
 std::variant<EvaluationService::Ready, RequestError> EvaluationService::MakeReady(const EvaluateRequest& r) {
   if (r.backend != backend_name()) {
     return RequestError{422, "backend",

@@ -98,6 +98,9 @@ class EvaluationService {
   // the field as `jobs[i].field` when there are several. A repeated
   // idempotency key answers the jobs it was given first.
   Accepted Submit(const std::vector<EvaluateRequest>& requests, const std::string& idempotency_key = "");
+  // Stores a task's text so that requests can name it by hash; its hash, or
+  // why not (4xx).
+  std::variant<std::string, RequestError> RegisterTask(const std::string& source);
   // The job `id` (live, or finished and read from the store); null if unknown.
   std::shared_ptr<ServiceJob> Find(const std::string& id);
   // Cancels a job that has no verdict yet: a queued one is never judged; a

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "service/auth.h"
+
 namespace anvil {
 namespace {
 
@@ -36,6 +38,9 @@ std::string JobJson(const std::string& id, const ServiceJob::Snapshot& s) {
 }
 
 bool Finished(const ServiceJob::Snapshot& s) { return s.state == JobState::kDone || s.state == JobState::kCancelled; }
+
+// What a request may do: its bearer token's role.
+enum class Role { kAnonymous, kClient, kAdmin };
 
 }  // namespace
 
@@ -115,15 +120,7 @@ void HttpApi::Routes() {
   // The checks every request body goes through, then the trust rule: task
   // code runs outside the candidate sandbox, as the reference does, so it is
   // trusted; trust follows the listener's address, never the peer's.
-  auto parse_one = [this](const std::string& body) {
-    ParsedRequest parsed = ParseEvaluateRequest(body, options_.limits);
-    if (!parsed.error && !parsed.request.task_source.empty() && !IsLoopbackHost(options_.host)) {
-      parsed.error = RequestError{403, "task_source",
-                                  "task text is taken on a loopback listener only: send the task's hash (task_hash) of "
-                                  "a task registered there"};
-    }
-    return parsed;
-  };
+
   // `wait` of a long-poll, in seconds (0 when absent).
   auto wait_of = [this](const httplib::Request& req, double& wait) -> std::optional<RequestError> {
     wait = 0;
@@ -137,6 +134,63 @@ void HttpApi::Routes() {
           "must be a number of seconds from 0 to " + std::to_string(static_cast<int>(options_.max_wait_s))};
     }
     return std::nullopt;
+  };
+
+  // Every /v1/ request: refused whatever its token when a browser, a proxy
+  // or a rebound name sent it; else its role, or 401 for a wrong or missing
+  // token where one is needed.
+  auto admit = [this](const httplib::Request& req, Role& role) -> std::optional<RequestError> {
+    if (req.has_header("Origin")) {
+      return RequestError{403, "",
+                          "a request with an Origin header (a browser's) is refused: call the service from a "
+                          "program"};
+    }
+    for (const char* h : {"Forwarded", "X-Forwarded-For", "X-Real-IP"}) {
+      if (req.has_header(h)) {
+        return RequestError{403, "",
+                            std::string("a proxied request (") + h +
+                                ") is refused: trust follows the listener's address, which a proxy hides"};
+      }
+    }
+    if (IsLoopbackHost(options_.host) && req.has_header("Host") &&
+        !IsLoopbackHostHeader(req.get_header_value("Host"))) {
+      return RequestError{403, "",
+                          "Host " + req.get_header_value("Host") +
+                              " is not a name of this loopback listener (127.0.0.1, localhost, [::1])"};
+    }
+    const std::string bearer = BearerToken(req.get_header_value("Authorization"));
+    role = Role::kAnonymous;
+    if (!options_.admin_token.empty() && !bearer.empty() && SameToken(bearer, options_.admin_token)) {
+      role = Role::kAdmin;
+    } else if (!options_.client_token.empty() && !bearer.empty() && SameToken(bearer, options_.client_token)) {
+      role = Role::kClient;
+    } else if (!bearer.empty() || req.has_header("Authorization")) {
+      return RequestError{401, "", "the token is not one of this service's"};
+    } else if (!options_.client_token.empty()) {
+      return RequestError{401, "", "send the client token: Authorization: Bearer <token>"};
+    }
+    return std::nullopt;
+  };
+  // Task text runs as trusted code: on a loopback listener, or from the admin.
+  auto may_send_task_text = [this](Role role) -> std::optional<RequestError> {
+    if (!options_.task_text_refused.empty()) {
+      return RequestError{403, "task_source",
+                          "task text is refused on this machine: " + options_.task_text_refused +
+                              "; send task_hash of a task registered before"};
+    }
+    if (IsLoopbackHost(options_.host) || role == Role::kAdmin) return std::nullopt;
+    return RequestError{403, "task_source",
+                        "task text is taken on a loopback listener or with the admin token: send task_hash of a task "
+                        "registered with POST /v1/tasks"};
+  };
+  auto unauthorized = [](httplib::Response& res, const RequestError& e) {
+    if (e.http_status == 401) res.set_header("WWW-Authenticate", "Bearer");
+    Error(res, e);
+  };
+  auto parse_one = [this, may_send_task_text](const std::string& body, Role role) {
+    ParsedRequest parsed = ParseEvaluateRequest(body, options_.limits);
+    if (!parsed.error && !parsed.request.task_source.empty()) parsed.error = may_send_task_text(role);
+    return parsed;
   };
 
   s.Get("/healthz", counted("/healthz", [](const httplib::Request&, httplib::Response& res) {
@@ -153,11 +207,13 @@ void HttpApi::Routes() {
           res.set_content(metrics_.Render(service_.Load(), sync_waiting_.load()), "text/plain; version=0.0.4");
         }));
 
-  s.Post("/v1/evaluate",
-         counted("/v1/evaluate", [this, parse_one](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/evaluate", counted("/v1/evaluate", [this, parse_one, admit, unauthorized](const httplib::Request& req,
+                                                                                        httplib::Response& res) {
+           Role role = Role::kAnonymous;
+           if (auto e = admit(req, role)) return unauthorized(res, *e);
            const auto start = Clock::now();
            if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
-           ParsedRequest parsed = parse_one(req.body);
+           ParsedRequest parsed = parse_one(req.body, role);
            if (parsed.error) return Error(res, *parsed.error);
            const EvaluateRequest& r = parsed.request;
            if (sync_waiting_.fetch_add(1) >= options_.max_sync) {
@@ -204,7 +260,10 @@ void HttpApi::Routes() {
                            "application/json");
          }));
 
-  s.Post("/v1/jobs", counted("/v1/jobs", [this, parse_one](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/jobs", counted("/v1/jobs", [this, parse_one, admit, unauthorized](const httplib::Request& req,
+                                                                                httplib::Response& res) {
+           Role role = Role::kAnonymous;
+           if (auto e = admit(req, role)) return unauthorized(res, *e);
            if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
            json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
            if (body.is_discarded() || !body.is_object()) {
@@ -239,7 +298,7 @@ void HttpApi::Routes() {
            }
            std::vector<EvaluateRequest> requests;
            for (std::size_t i = 0; i < items.size(); ++i) {
-             ParsedRequest parsed = parse_one(items[i].dump());
+             ParsedRequest parsed = parse_one(items[i].dump(), role);
              if (parsed.error) {
                if (batch) {
                  parsed.error->field =
@@ -262,17 +321,58 @@ void HttpApi::Routes() {
            res.set_content(json{{"job_ids", ids}}.dump(), "application/json");
          }));
 
+  s.Post("/v1/tasks",
+         counted("/v1/tasks", [this, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
+           Role role = Role::kAnonymous;
+           if (auto e = admit(req, role)) return unauthorized(res, *e);
+           if (role != Role::kAdmin && !options_.admin_token.empty()) {
+             return unauthorized(res, RequestError{403, "", "registering a task takes the admin token"});
+           }
+           if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
+           json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+           if (body.is_discarded() || !body.is_object()) {
+             return Error(res, RequestError{400, "", "the body must be a JSON object {\"task_source\": ...}"});
+           }
+           for (const auto& [key, value] : body.items()) {
+             if (key != "task_source") {
+               return Error(res, RequestError{400, key,
+                                              "unknown field; a task takes task_source alone (a sidecar goes with "
+                                              "each request that names the task)"});
+             }
+           }
+           if (!body.contains("task_source") || !body["task_source"].is_string() ||
+               body["task_source"].get<std::string>().empty()) {
+             return Error(res, RequestError{400, "task_source", "must be the task's text"});
+           }
+           const std::string source = body["task_source"].get<std::string>();
+           if (source.size() > options_.limits.max_source_bytes) {
+             return Error(res, RequestError{413, "task_source",
+                                            "is over the limit of " +
+                                                std::to_string(options_.limits.max_source_bytes / 1024) + " KiB"});
+           }
+           auto hash = service_.RegisterTask(source);
+           if (auto* e = std::get_if<RequestError>(&hash)) return Error(res, *e);
+           res.status = 201;
+           res.set_content(json{{"task_hash", std::get<std::string>(hash)}}.dump(), "application/json");
+         }));
+
   s.Get(R"(/v1/jobs/([A-Za-z0-9_]+))",
-        counted("/v1/jobs/{id}", [this, wait_of](const httplib::Request& req, httplib::Response& res) {
-          double wait = 0;
-          if (auto e = wait_of(req, wait)) return Error(res, *e);
-          const std::string id = req.matches[1];
-          auto job = service_.Find(id);
-          if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
-          res.set_content(JobJson(id, wait > 0 ? job->Wait(std::chrono::duration<double>(wait)) : job->Now()),
-                          "application/json");
-        }));
-  s.Get("/v1/jobs", counted("/v1/jobs", [this, wait_of](const httplib::Request& req, httplib::Response& res) {
+        counted("/v1/jobs/{id}",
+                [this, wait_of, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
+                  Role role = Role::kAnonymous;
+                  if (auto e = admit(req, role)) return unauthorized(res, *e);
+                  double wait = 0;
+                  if (auto e = wait_of(req, wait)) return Error(res, *e);
+                  const std::string id = req.matches[1];
+                  auto job = service_.Find(id);
+                  if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
+                  res.set_content(JobJson(id, wait > 0 ? job->Wait(std::chrono::duration<double>(wait)) : job->Now()),
+                                  "application/json");
+                }));
+  s.Get("/v1/jobs",
+        counted("/v1/jobs", [this, wait_of, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
+          Role role = Role::kAnonymous;
+          if (auto e = admit(req, role)) return unauthorized(res, *e);
           double wait = 0;
           if (auto e = wait_of(req, wait)) return Error(res, *e);
           const std::string list = req.get_param_value("ids");
@@ -304,7 +404,9 @@ void HttpApi::Routes() {
           res.set_content(out + "]}", "application/json");
         }));
   s.Delete(R"(/v1/jobs/([A-Za-z0-9_]+))",
-           counted("/v1/jobs/{id}", [this](const httplib::Request& req, httplib::Response& res) {
+           counted("/v1/jobs/{id}", [this, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
+             Role role = Role::kAnonymous;
+             if (auto e = admit(req, role)) return unauthorized(res, *e);
              const std::string id = req.matches[1];
              auto job = service_.Cancel(id);
              if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});

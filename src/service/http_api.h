@@ -28,6 +28,14 @@ struct ApiOptions {
   double max_wait_s = 60;        // A long-poll's `wait`.
   std::size_t max_body_bytes = std::size_t{4} << 20;
   RequestLimits limits;
+  // Tokens ("" for none). With a client token, /v1/ requests need a bearer
+  // token; the admin token also registers tasks and sends task text to a
+  // listener beyond loopback.
+  std::string client_token, admin_token;
+  // Why task text (task_source) is refused on this machine whoever sends it;
+  // "" when it is not (the candidate sandbox has its network namespace and
+  // seccomp).
+  std::string task_text_refused;
 };
 
 // Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost): the only

@@ -49,8 +49,8 @@ class Service:
             [anvil_bin(), "serve", "--port", "0", "--cache-dir", cache_dir(), "--work-dir", str(tmp_path / "work"),
              "--timeout", str(timeout), *args], stdout=subprocess.PIPE, stderr=open(self.stderr_path, "w"), text=True)
         line = self.proc.stdout.readline()
-        assert line.startswith("anvil serve: listening on http://127.0.0.1:"), (line, self.stderr())
-        self.url = line.split()[-1]
+        assert line.startswith("anvil serve: listening on http://"), (line, self.stderr())
+        self.url = line.split()[-1].replace("0.0.0.0", "127.0.0.1")
 
     def stderr(self):
         return self.stderr_path.read_text() if self.stderr_path.exists() else ""
@@ -239,11 +239,103 @@ def test_sigterm_answers_requests_in_flight(tmp_path):
         urllib.request.urlopen(s.url + "/healthz", timeout=5)
 
 
-def test_refuses_to_serve_beyond_loopback(tmp_path):
-    proc = subprocess.run([anvil_bin(), "serve", "--host", "0.0.0.0", "--port", "0", "--cache-dir", cache_dir()],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
-    assert "tokens" in proc.stderr and "127.0.0.1" in proc.stderr
+def token_file(tmp_path, name, text, mode=0o600):
+    path = tmp_path / name
+    path.write_text(text + "\n")
+    path.chmod(mode)
+    return str(path)
+
+
+def test_refuses_to_serve_beyond_loopback_without_tokens(tmp_path):
+    client = token_file(tmp_path, "client", "c" * 32)
+    for extra, message in [([], "--token-file"), (["--token-file", client], "--admin-token-file")]:
+        proc = subprocess.run([anvil_bin(), "serve", "--host", "0.0.0.0", "--port", "0", "--cache-dir", cache_dir(),
+                               *extra], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    for text, mode, message in [("c" * 32, 0o644, "chmod 600"), ("short", 0o600, "under 16 characters"),
+                                ("two words here, long enough", 0o600, "whitespace")]:
+        bad = token_file(tmp_path, "bad", text, mode)
+        proc = subprocess.run([anvil_bin(), "serve", "--port", "0", "--cache-dir", cache_dir(), "--token-file", bad],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert text not in proc.stderr  # A token is never printed.
+    same = token_file(tmp_path, "same", "c" * 32)
+    proc = subprocess.run([anvil_bin(), "serve", "--port", "0", "--cache-dir", cache_dir(), "--token-file", client,
+                           "--admin-token-file", same], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "the same" in proc.stderr
+
+
+def test_tokens_roles_and_task_registration(tmp_path):
+    client, admin = "client-token-" + "c" * 20, "admin-token-" + "a" * 20
+    s = Service(tmp_path, "--host", "0.0.0.0", "--token-file", token_file(tmp_path, "client", client),
+                "--admin-token-file", token_file(tmp_path, "admin", admin))
+    as_client, as_admin = {"Authorization": "Bearer " + client}, {"Authorization": "Bearer " + admin}
+    native = (CANDIDATES / "pass_native.cpp").read_text()
+    try:
+        assert s.request("GET", "/healthz")[0] == 200  # Open, as are /readyz and /metrics.
+        status, hdrs, body = s.request("POST", "/v1/evaluate", job_body("pass_native.cpp"))
+        assert status == 401 and hdrs.get("WWW-Authenticate") == "Bearer", body
+        status, _, body = s.request("POST", "/v1/evaluate", job_body("pass_native.cpp"),
+                                    headers={"Authorization": "Bearer " + "x" * 32})
+        assert status == 401, body
+        assert s.request("GET", "/v1/jobs/j_nothing")[0] == 401
+        # Beyond loopback a client sends no task text; it registers nothing either.
+        status, _, body = s.request("POST", "/v1/evaluate", job_body("pass_native.cpp"), headers=as_client)
+        assert status == 403 and body["error"]["field"] == "task_source", body
+        status, _, body = s.request("POST", "/v1/tasks", {"task_source": RELU}, headers=as_client)
+        assert status == 403, body
+        status, _, body = s.request("POST", "/v1/tasks", {"task_source": RELU}, headers=as_admin)
+        assert status == 201 and body["task_hash"] == hashlib.sha256(RELU.encode()).hexdigest(), body
+        status, _, body = s.request("POST", "/v1/tasks", {"task_source": RELU, "sidecar": {}}, headers=as_admin)
+        assert status == 400 and body["error"]["field"] == "sidecar"
+        request = {"task_hash": hashlib.sha256(RELU.encode()).hexdigest(), "candidate_source": native,
+                   "candidate_format": "native", "backend": "cpu"}
+        status, _, body = s.request("POST", "/v1/evaluate", request, headers=as_client)
+        assert status == 200 and body["verdict"]["status"] == "pass", body
+        status, _, body = s.request("POST", "/v1/evaluate", job_body("pass_native.cpp"), headers=as_admin)
+        assert status == 200 and body["verdict"]["status"] == "pass", body
+        status, _, body = s.request("POST", "/v1/jobs", request, headers=as_client)
+        assert status == 202
+        assert s.request("GET", f"/v1/jobs/{body['job_ids'][0]}?wait=30", headers=as_client)[2]["state"] == "done"
+    finally:
+        assert s.stop() == 0, s.stderr()
+    assert client not in s.stderr() and admin not in s.stderr()
+
+
+def test_browsers_proxies_and_rebound_names_are_refused(service):
+    for headers, word in [({"Origin": "http://evil.example"}, "Origin"),
+                          ({"X-Forwarded-For": "10.0.0.1"}, "X-Forwarded-For"),
+                          ({"Forwarded": "for=10.0.0.1"}, "Forwarded"),
+                          ({"Host": "evil.example:" + service.url.rsplit(":", 1)[1]}, "Host")]:
+        status, _, body = service.request("POST", "/v1/evaluate", job_body("pass_native.cpp"), headers=headers)
+        assert status == 403 and word in body["error"]["message"], (headers, body)
+    status, _, body = service.request("POST", "/v1/evaluate", job_body("pass_native.cpp"),
+                                      headers={"Host": "localhost:" + service.url.rsplit(":", 1)[1]})
+    assert status == 200, body
+
+
+def test_task_text_is_refused_where_the_sandbox_is_weak(tmp_path):
+    old = os.environ.get("ANVIL_SANDBOX")
+    os.environ["ANVIL_SANDBOX"] = "-seccomp"
+    try:
+        s = Service(tmp_path)
+    finally:
+        if old is None:
+            del os.environ["ANVIL_SANDBOX"]
+        else:
+            os.environ["ANVIL_SANDBOX"] = old
+    try:
+        assert "task text (task_source) is refused" in s.stderr()
+        status, _, body = s.evaluate("pass_native.cpp")
+        assert status == 403 and "seccomp" in body["error"]["message"], body
+        status, _, body = s.request("POST", "/v1/tasks", {"task_source": RELU})
+        assert status == 201
+        status, _, body = s.request("POST", "/v1/evaluate", {
+            "task_hash": body["task_hash"], "candidate_source": (CANDIDATES / "pass_native.cpp").read_text(),
+            "candidate_format": "native", "backend": "cpu"})
+        assert status == 200 and body["verdict"]["status"] == "pass", body
+    finally:
+        assert s.stop() == 0, s.stderr()
 
 
 def test_port_in_use_is_a_usage_error(service):
