@@ -30,6 +30,7 @@ struct ServeArgs : EvalFlags {
   int max_connections = 1024;
   int max_sync = 512;
   int max_jobs = 4096;
+  double request_timeout = 10;
   std::string work_dir;
   std::string db;
   std::string token_file, admin_token_file;
@@ -138,6 +139,7 @@ int Run(const ServeArgs& a) {
   api_options.port = a.port;
   api_options.max_connections = a.max_connections;
   api_options.max_sync = a.max_sync;
+  api_options.request_timeout_s = a.request_timeout;
   HttpApi api(*service.value(), metrics, api_options);
   auto port = api.Bind();
   if (!port.ok()) {
@@ -184,7 +186,11 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--port", args->port, "Port to listen on; 0: any free port (printed)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd->add_option("--max-connections", args->max_connections, "HTTP connections served at once")
+  cmd->add_option("--request-timeout", args->request_timeout,
+                  "Seconds a request may take to arrive whole (a slower client gets 408)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections, "HTTP connections open at once; more get 503")
       ->check(CLI::Range(4, 100000))
       ->capture_default_str();
   cmd->add_option("--max-sync", args->max_sync, "/v1/evaluate calls waiting for verdicts at once; more get 429")

@@ -1,14 +1,12 @@
 #include "service/http_api.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "service/auth.h"
+#include "service/http_server.h"
 
 namespace anvil {
 namespace {
@@ -18,15 +16,20 @@ using nlohmann::json;
 
 double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void Error(httplib::Response& res, const RequestError& e) {
+void SetContent(HttpResponse& res, std::string body, const char* type) {
+  res.body = std::move(body);
+  res.content_type = type;
+}
+
+void Error(HttpResponse& res, const RequestError& e) {
   res.status = e.http_status;
-  res.set_content(RequestErrorJson(e), "application/json");
+  SetContent(res, RequestErrorJson(e), "application/json");
 }
 
 // Whether the request says its body is JSON ("application/json", with or
 // without parameters such as charset).
-bool IsJson(const httplib::Request& req) {
-  const std::string type = req.get_header_value("Content-Type");
+bool IsJson(const HttpRequest& req) {
+  const std::string type = req.header("content-type");
   return type.rfind("application/json", 0) == 0 && (type.size() == 16 || type[16] == ';' || type[16] == ' ');
 }
 
@@ -49,72 +52,36 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 HttpApi::HttpApi(EvaluationService& service, ServiceMetrics& metrics, ApiOptions options)
-    : service_(service), options_(std::move(options)), metrics_(metrics), server_(std::make_unique<httplib::Server>()) {
+    : service_(service), options_(std::move(options)), metrics_(metrics) {
+  HttpServerOptions o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.max_connections = options_.max_connections;
+  o.max_body_bytes = options_.max_body_bytes;
+  o.request_deadline = std::chrono::milliseconds(static_cast<int64_t>(options_.request_timeout_s * 1000));
+  o.error_body = [](int status, const std::string& message) {
+    return RequestErrorJson(RequestError{status, "", message});
+  };
+  server_ = std::make_unique<HttpServer>(std::move(o));
   Routes();
 }
 
 HttpApi::~HttpApi() = default;
 
-Result<int> HttpApi::Bind() {
-  const int threads = std::max(options_.max_connections, 4);
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_->set_payload_max_length(options_.max_body_bytes);
-  server_->set_read_timeout(5, 0);
-  server_->set_write_timeout(5, 0);
-  server_->set_keep_alive_timeout(5);
-  server_->set_tcp_nodelay(true);
-  // Not httplib's default SO_REUSEPORT: a second server on the same port would
-  // take half of the first one's connections. SO_REUSEADDR only lets a
-  // restarted server bind while the old one's connections linger.
-  server_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  int port = options_.port;
-  if (port == 0) {
-    port = server_->bind_to_any_port(options_.host);
-    if (port < 0) return Status::Error("cannot listen on " + options_.host + " (any port)");
-  } else if (!server_->bind_to_port(options_.host, port)) {
-    return Status::Error("cannot listen on " + options_.host + ":" + std::to_string(port) +
-                         " (in use? another --port, or 0 for any free one)");
-  }
-  return port;
-}
+Result<int> HttpApi::Bind() { return server_->Bind(); }
 
-void HttpApi::Serve() { server_->listen_after_bind(); }
+void HttpApi::Serve() { server_->Serve(); }
 
-void HttpApi::Stop() { server_->stop(); }
+void HttpApi::Stop() { server_->Stop(); }
 
 void HttpApi::Routes() {
-  httplib::Server& s = *server_;
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    Error(res, RequestError{500, "", "anvil failed on this request (" + what + "): the service goes on"});
-  });
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 404) {
-      Error(res, RequestError{404, "", "no route " + req.method + " " + req.path + " (see docs/service.md)"});
-    } else if (res.status == 413) {
-      Error(res, RequestError{413, "", "the body is over the service's limit"});
-    } else {
-      Error(res, RequestError{res.status, "", "the request was refused"});
-    }
-  });
-
-  // Each route's answer is counted with its code (httplib makes an unset
-  // status 200 after the handler returns).
+  HttpServer& s = *server_;
+  // Each route's answer is counted with its code.
   auto counted = [this](const char* route, auto handler) {
-    return [this, route, handler](const httplib::Request& req, httplib::Response& res) {
+    return [this, route, handler](const HttpRequest& req, HttpResponse& res) {
       const auto start = Clock::now();
       handler(req, res);
-      metrics_.CountRequest(route, res.status < 0 ? 200 : res.status, Since(start));
+      metrics_.CountRequest(route, res.status, Since(start));
     };
   };
   // The checks every request body goes through, then the trust rule: task
@@ -122,10 +89,10 @@ void HttpApi::Routes() {
   // trusted; trust follows the listener's address, never the peer's.
 
   // `wait` of a long-poll, in seconds (0 when absent).
-  auto wait_of = [this](const httplib::Request& req, double& wait) -> std::optional<RequestError> {
+  auto wait_of = [this](const HttpRequest& req, double& wait) -> std::optional<RequestError> {
     wait = 0;
-    if (!req.has_param("wait")) return std::nullopt;
-    const std::string text = req.get_param_value("wait");
+    if (req.params.count("wait") == 0) return std::nullopt;
+    const std::string text = req.param("wait");
     char* end = nullptr;
     wait = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(wait >= 0) || wait > options_.max_wait_s) {
@@ -139,32 +106,33 @@ void HttpApi::Routes() {
   // Every /v1/ request: refused whatever its token when a browser, a proxy
   // or a rebound name sent it; else its role, or 401 for a wrong or missing
   // token where one is needed.
-  auto admit = [this](const httplib::Request& req, Role& role) -> std::optional<RequestError> {
-    if (req.has_header("Origin")) {
+  auto admit = [this](const HttpRequest& req, Role& role) -> std::optional<RequestError> {
+    if (req.has_header("origin")) {
       return RequestError{403, "",
                           "a request with an Origin header (a browser's) is refused: call the service from a "
                           "program"};
     }
-    for (const char* h : {"Forwarded", "X-Forwarded-For", "X-Real-IP"}) {
-      if (req.has_header(h)) {
+    for (const auto& [lower, name] :
+         {std::pair{"forwarded", "Forwarded"}, std::pair{"x-forwarded-for", "X-Forwarded-For"},
+          std::pair{"x-real-ip", "X-Real-IP"}}) {
+      if (req.has_header(lower)) {
         return RequestError{403, "",
-                            std::string("a proxied request (") + h +
+                            std::string("a proxied request (") + name +
                                 ") is refused: trust follows the listener's address, which a proxy hides"};
       }
     }
-    if (IsLoopbackHost(options_.host) && req.has_header("Host") &&
-        !IsLoopbackHostHeader(req.get_header_value("Host"))) {
-      return RequestError{403, "",
-                          "Host " + req.get_header_value("Host") +
-                              " is not a name of this loopback listener (127.0.0.1, localhost, [::1])"};
+    if (IsLoopbackHost(options_.host) && req.has_header("host") && !IsLoopbackHostHeader(req.header("host"))) {
+      return RequestError{
+          403, "",
+          "Host " + req.header("host") + " is not a name of this loopback listener (127.0.0.1, localhost, [::1])"};
     }
-    const std::string bearer = BearerToken(req.get_header_value("Authorization"));
+    const std::string bearer = BearerToken(req.header("authorization"));
     role = Role::kAnonymous;
     if (!options_.admin_token.empty() && !bearer.empty() && SameToken(bearer, options_.admin_token)) {
       role = Role::kAdmin;
     } else if (!options_.client_token.empty() && !bearer.empty() && SameToken(bearer, options_.client_token)) {
       role = Role::kClient;
-    } else if (!bearer.empty() || req.has_header("Authorization")) {
+    } else if (!bearer.empty() || req.has_header("authorization")) {
       return RequestError{401, "", "the token is not one of this service's"};
     } else if (!options_.client_token.empty()) {
       return RequestError{401, "", "send the client token: Authorization: Bearer <token>"};
@@ -183,7 +151,7 @@ void HttpApi::Routes() {
                         "task text is taken on a loopback listener or with the admin token: send task_hash of a task "
                         "registered with POST /v1/tasks"};
   };
-  auto unauthorized = [](httplib::Response& res, const RequestError& e) {
+  auto unauthorized = [](HttpResponse& res, const RequestError& e) {
     if (e.http_status == 401) res.set_header("WWW-Authenticate", "Bearer");
     Error(res, e);
   };
@@ -193,229 +161,229 @@ void HttpApi::Routes() {
     return parsed;
   };
 
-  s.Get("/healthz", counted("/healthz", [](const httplib::Request&, httplib::Response& res) {
-          res.set_content("{\"status\":\"ok\"}", "application/json");
-        }));
-  s.Get("/readyz", counted("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-          const ServiceLoad load = service_.Load();
-          json body = {{"ready", true},
-                       {"backend", service_.backend_name()},
-                       {"jobs", {{"queued", load.queued}, {"running", load.evaluating}}}};
-          res.set_content(body.dump(), "application/json");
-        }));
-  s.Get("/metrics", counted("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-          res.set_content(metrics_.Render(service_.Load(), sync_waiting_.load()), "text/plain; version=0.0.4");
-        }));
+  s.Route("GET", "/healthz", counted("/healthz", [](const HttpRequest&, HttpResponse& res) {
+            SetContent(res, "{\"status\":\"ok\"}", "application/json");
+          }));
+  s.Route("GET", "/readyz", counted("/readyz", [this](const HttpRequest&, HttpResponse& res) {
+            const ServiceLoad load = service_.Load();
+            json body = {{"ready", true},
+                         {"backend", service_.backend_name()},
+                         {"jobs", {{"queued", load.queued}, {"running", load.evaluating}}}};
+            SetContent(res, body.dump(), "application/json");
+          }));
+  s.Route("GET", "/metrics", counted("/metrics", [this](const HttpRequest&, HttpResponse& res) {
+            SetContent(res, metrics_.Render(service_.Load(), sync_waiting_.load()), "text/plain; version=0.0.4");
+          }));
 
-  s.Post("/v1/evaluate", counted("/v1/evaluate", [this, parse_one, admit, unauthorized](const httplib::Request& req,
-                                                                                        httplib::Response& res) {
-           Role role = Role::kAnonymous;
-           if (auto e = admit(req, role)) return unauthorized(res, *e);
-           const auto start = Clock::now();
-           if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
-           ParsedRequest parsed = parse_one(req.body, role);
-           if (parsed.error) return Error(res, *parsed.error);
-           const EvaluateRequest& r = parsed.request;
-           if (sync_waiting_.fetch_add(1) >= options_.max_sync) {
-             sync_waiting_.fetch_sub(1);
-             res.set_header("Retry-After", "1");
-             return Error(res, RequestError{429, "",
-                                            std::to_string(options_.max_sync) +
-                                                " /v1/evaluate calls already wait for verdicts (--max-sync): retry "
-                                                "after a while, or post jobs (/v1/jobs) and poll them"});
-           }
-           auto accepted = service_.Submit({r});
-           if (accepted.error) {
-             sync_waiting_.fetch_sub(1);
-             if (accepted.error->http_status == 429 || accepted.error->http_status == 503) {
-               res.set_header("Retry-After", "5");
-             }
-             return Error(res, *accepted.error);
-           }
-           const std::shared_ptr<ServiceJob> job = accepted.jobs.front();
-           ServiceJob::Snapshot now;
-           if (r.deadline_s) {
-             const double left = *r.deadline_s - Since(start);
-             now = left > 0 ? job->Wait(std::chrono::duration<double>(left)) : job->Now();
-           } else {
-             while (!Finished(now = job->Wait(std::chrono::seconds(60)))) {
-             }
-           }
-           sync_waiting_.fetch_sub(1);
-           if (now.state == JobState::kCancelled) {
-             return Error(
-                 res, RequestError{409, "", "job " + job->id() + " was cancelled (DELETE /v1/jobs/" + job->id() + ")"});
-           }
-           if (now.verdict.empty()) {
-             res.status = 503;
-             res.set_header("Retry-After", "5");
-             json body = {{"error",
-                           {{"field", "deadline_s"},
-                            {"message", "no verdict within deadline_s = " + json(*r.deadline_s).dump() +
-                                            " s; the job goes on: GET /v1/jobs/" + job->id() + " for its verdict"}}},
-                          {"job_id", job->id()}};
-             return res.set_content(body.dump(), "application/json");
-           }
-           res.set_content("{\"job_id\":" + json(job->id()).dump() + ",\"verdict\":" + now.verdict + "}",
-                           "application/json");
-         }));
-
-  s.Post("/v1/jobs", counted("/v1/jobs", [this, parse_one, admit, unauthorized](const httplib::Request& req,
-                                                                                httplib::Response& res) {
-           Role role = Role::kAnonymous;
-           if (auto e = admit(req, role)) return unauthorized(res, *e);
-           if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
-           json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-           if (body.is_discarded() || !body.is_object()) {
-             return Error(res, RequestError{400, "", "the body must be a JSON object: one job, or {\"jobs\": [...]}"});
-           }
-           std::string key;
-           if (body.contains("idempotency_key")) {
-             if (!body["idempotency_key"].is_string() || body["idempotency_key"].get<std::string>().empty() ||
-                 body["idempotency_key"].get<std::string>().size() > 256) {
-               return Error(res, RequestError{400, "idempotency_key", "must be a string of 1 to 256 characters"});
-             }
-             key = body["idempotency_key"].get<std::string>();
-             body.erase("idempotency_key");
-           }
-           std::vector<json> items;
-           const bool batch = body.contains("jobs");
-           if (batch) {
-             if (body.size() != 1) {
-               return Error(res, RequestError{400, "", "a batch holds \"jobs\" and \"idempotency_key\" only"});
-             }
-             if (!body["jobs"].is_array() || body["jobs"].empty()) {
-               return Error(res, RequestError{400, "jobs", "must be a non-empty array of jobs"});
-             }
-             if (body["jobs"].size() > options_.max_batch) {
-               return Error(res, RequestError{413, "jobs",
-                                              "holds more than " + std::to_string(options_.max_batch) +
-                                                  " jobs: post them in several batches"});
-             }
-             for (auto& item : body["jobs"]) items.push_back(std::move(item));
-           } else {
-             items.push_back(std::move(body));
-           }
-           std::vector<EvaluateRequest> requests;
-           for (std::size_t i = 0; i < items.size(); ++i) {
-             ParsedRequest parsed = parse_one(items[i].dump(), role);
-             if (parsed.error) {
-               if (batch) {
-                 parsed.error->field =
-                     "jobs[" + std::to_string(i) + "]" + (parsed.error->field.empty() ? "" : "." + parsed.error->field);
-               }
-               return Error(res, *parsed.error);
-             }
-             requests.push_back(std::move(parsed.request));
-           }
-           auto accepted = service_.Submit(requests, key);
-           if (accepted.error) {
-             if (accepted.error->http_status == 429 || accepted.error->http_status == 503) {
-               res.set_header("Retry-After", "5");
-             }
-             return Error(res, *accepted.error);
-           }
-           json ids = json::array();
-           for (const auto& job : accepted.jobs) ids.push_back(job->id());
-           res.status = accepted.repeated ? 200 : 202;
-           res.set_content(json{{"job_ids", ids}}.dump(), "application/json");
-         }));
-
-  s.Post("/v1/tasks",
-         counted("/v1/tasks", [this, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
-           Role role = Role::kAnonymous;
-           if (auto e = admit(req, role)) return unauthorized(res, *e);
-           if (role != Role::kAdmin && !options_.admin_token.empty()) {
-             return unauthorized(res, RequestError{403, "", "registering a task takes the admin token"});
-           }
-           if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
-           json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-           if (body.is_discarded() || !body.is_object()) {
-             return Error(res, RequestError{400, "", "the body must be a JSON object {\"task_source\": ...}"});
-           }
-           for (const auto& [key, value] : body.items()) {
-             if (key != "task_source") {
-               return Error(res, RequestError{400, key,
-                                              "unknown field; a task takes task_source alone (a sidecar goes with "
-                                              "each request that names the task)"});
-             }
-           }
-           if (!body.contains("task_source") || !body["task_source"].is_string() ||
-               body["task_source"].get<std::string>().empty()) {
-             return Error(res, RequestError{400, "task_source", "must be the task's text"});
-           }
-           const std::string source = body["task_source"].get<std::string>();
-           if (source.size() > options_.limits.max_source_bytes) {
-             return Error(res, RequestError{413, "task_source",
-                                            "is over the limit of " +
-                                                std::to_string(options_.limits.max_source_bytes / 1024) + " KiB"});
-           }
-           auto hash = service_.RegisterTask(source);
-           if (auto* e = std::get_if<RequestError>(&hash)) return Error(res, *e);
-           res.status = 201;
-           res.set_content(json{{"task_hash", std::get<std::string>(hash)}}.dump(), "application/json");
-         }));
-
-  s.Get(R"(/v1/jobs/([A-Za-z0-9_]+))",
-        counted("/v1/jobs/{id}",
-                [this, wait_of, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
-                  Role role = Role::kAnonymous;
-                  if (auto e = admit(req, role)) return unauthorized(res, *e);
-                  double wait = 0;
-                  if (auto e = wait_of(req, wait)) return Error(res, *e);
-                  const std::string id = req.matches[1];
-                  auto job = service_.Find(id);
-                  if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
-                  res.set_content(JobJson(id, wait > 0 ? job->Wait(std::chrono::duration<double>(wait)) : job->Now()),
-                                  "application/json");
-                }));
-  s.Get("/v1/jobs",
-        counted("/v1/jobs", [this, wait_of, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
-          Role role = Role::kAnonymous;
-          if (auto e = admit(req, role)) return unauthorized(res, *e);
-          double wait = 0;
-          if (auto e = wait_of(req, wait)) return Error(res, *e);
-          const std::string list = req.get_param_value("ids");
-          if (list.empty()) return Error(res, RequestError{400, "ids", "name the jobs: ?ids=ID,ID,..."});
-          std::vector<std::shared_ptr<ServiceJob>> jobs;
-          for (std::size_t at = 0; at <= list.size();) {
-            std::size_t comma = list.find(',', at);
-            if (comma == std::string::npos) comma = list.size();
-            const std::string id = list.substr(at, comma - at);
-            at = comma + 1;
-            if (id.empty()) continue;
-            auto job = service_.Find(id);
-            if (!job) return Error(res, RequestError{404, "ids", "no job " + id + " here"});
-            jobs.push_back(job);
-            if (jobs.size() > options_.max_batch) {
-              return Error(res,
-                           RequestError{400, "ids", "names more than " + std::to_string(options_.max_batch) + " jobs"});
+  s.Route("POST", "/v1/evaluate",
+          counted("/v1/evaluate", [this, parse_one, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            const auto start = Clock::now();
+            if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
+            ParsedRequest parsed = parse_one(req.body, role);
+            if (parsed.error) return Error(res, *parsed.error);
+            const EvaluateRequest& r = parsed.request;
+            if (sync_waiting_.fetch_add(1) >= options_.max_sync) {
+              sync_waiting_.fetch_sub(1);
+              res.set_header("Retry-After", "1");
+              return Error(res, RequestError{429, "",
+                                             std::to_string(options_.max_sync) +
+                                                 " /v1/evaluate calls already wait for verdicts (--max-sync): retry "
+                                                 "after a while, or post jobs (/v1/jobs) and poll them"});
             }
-          }
-          // Waits until every job is finished or the wait is over, then
-          // answers each job's state.
-          const auto until =
-              Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
-          std::string out = "{\"jobs\":[";
-          for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const auto left = std::chrono::duration<double>(until - Clock::now());
-            out += (i ? "," : "") + JobJson(jobs[i]->id(), left.count() > 0 ? jobs[i]->Wait(left) : jobs[i]->Now());
-          }
-          res.set_content(out + "]}", "application/json");
-        }));
-  s.Delete(R"(/v1/jobs/([A-Za-z0-9_]+))",
-           counted("/v1/jobs/{id}", [this, admit, unauthorized](const httplib::Request& req, httplib::Response& res) {
-             Role role = Role::kAnonymous;
-             if (auto e = admit(req, role)) return unauthorized(res, *e);
-             const std::string id = req.matches[1];
-             auto job = service_.Cancel(id);
-             if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
-             const ServiceJob::Snapshot now = job->Now();
-             if (now.state == JobState::kDone) {
-               return Error(res, RequestError{409, "", "job " + id + " is done already: its verdict stands"});
-             }
-             res.set_content(JobJson(id, now), "application/json");
-           }));
+            auto accepted = service_.Submit({r});
+            if (accepted.error) {
+              sync_waiting_.fetch_sub(1);
+              if (accepted.error->http_status == 429 || accepted.error->http_status == 503) {
+                res.set_header("Retry-After", "5");
+              }
+              return Error(res, *accepted.error);
+            }
+            const std::shared_ptr<ServiceJob> job = accepted.jobs.front();
+            ServiceJob::Snapshot now;
+            if (r.deadline_s) {
+              const double left = *r.deadline_s - Since(start);
+              now = left > 0 ? job->Wait(std::chrono::duration<double>(left)) : job->Now();
+            } else {
+              while (!Finished(now = job->Wait(std::chrono::seconds(60)))) {
+              }
+            }
+            sync_waiting_.fetch_sub(1);
+            if (now.state == JobState::kCancelled) {
+              return Error(
+                  res,
+                  RequestError{409, "", "job " + job->id() + " was cancelled (DELETE /v1/jobs/" + job->id() + ")"});
+            }
+            if (now.verdict.empty()) {
+              res.status = 503;
+              res.set_header("Retry-After", "5");
+              json body = {{"error",
+                            {{"field", "deadline_s"},
+                             {"message", "no verdict within deadline_s = " + json(*r.deadline_s).dump() +
+                                             " s; the job goes on: GET /v1/jobs/" + job->id() + " for its verdict"}}},
+                           {"job_id", job->id()}};
+              return SetContent(res, body.dump(), "application/json");
+            }
+            SetContent(res, "{\"job_id\":" + json(job->id()).dump() + ",\"verdict\":" + now.verdict + "}",
+                       "application/json");
+          }));
+
+  s.Route("POST", "/v1/jobs",
+          counted("/v1/jobs", [this, parse_one, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
+            json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+            if (body.is_discarded() || !body.is_object()) {
+              return Error(res, RequestError{400, "", "the body must be a JSON object: one job, or {\"jobs\": [...]}"});
+            }
+            std::string key;
+            if (body.contains("idempotency_key")) {
+              if (!body["idempotency_key"].is_string() || body["idempotency_key"].get<std::string>().empty() ||
+                  body["idempotency_key"].get<std::string>().size() > 256) {
+                return Error(res, RequestError{400, "idempotency_key", "must be a string of 1 to 256 characters"});
+              }
+              key = body["idempotency_key"].get<std::string>();
+              body.erase("idempotency_key");
+            }
+            std::vector<json> items;
+            const bool batch = body.contains("jobs");
+            if (batch) {
+              if (body.size() != 1) {
+                return Error(res, RequestError{400, "", "a batch holds \"jobs\" and \"idempotency_key\" only"});
+              }
+              if (!body["jobs"].is_array() || body["jobs"].empty()) {
+                return Error(res, RequestError{400, "jobs", "must be a non-empty array of jobs"});
+              }
+              if (body["jobs"].size() > options_.max_batch) {
+                return Error(res, RequestError{413, "jobs",
+                                               "holds more than " + std::to_string(options_.max_batch) +
+                                                   " jobs: post them in several batches"});
+              }
+              for (auto& item : body["jobs"]) items.push_back(std::move(item));
+            } else {
+              items.push_back(std::move(body));
+            }
+            std::vector<EvaluateRequest> requests;
+            for (std::size_t i = 0; i < items.size(); ++i) {
+              ParsedRequest parsed = parse_one(items[i].dump(), role);
+              if (parsed.error) {
+                if (batch) {
+                  parsed.error->field = "jobs[" + std::to_string(i) + "]" +
+                                        (parsed.error->field.empty() ? "" : "." + parsed.error->field);
+                }
+                return Error(res, *parsed.error);
+              }
+              requests.push_back(std::move(parsed.request));
+            }
+            auto accepted = service_.Submit(requests, key);
+            if (accepted.error) {
+              if (accepted.error->http_status == 429 || accepted.error->http_status == 503) {
+                res.set_header("Retry-After", "5");
+              }
+              return Error(res, *accepted.error);
+            }
+            json ids = json::array();
+            for (const auto& job : accepted.jobs) ids.push_back(job->id());
+            res.status = accepted.repeated ? 200 : 202;
+            SetContent(res, json{{"job_ids", ids}}.dump(), "application/json");
+          }));
+
+  s.Route("POST", "/v1/tasks",
+          counted("/v1/tasks", [this, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            if (role != Role::kAdmin && !options_.admin_token.empty()) {
+              return unauthorized(res, RequestError{403, "", "registering a task takes the admin token"});
+            }
+            if (!IsJson(req)) return Error(res, RequestError{415, "", "send the request as application/json"});
+            json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+            if (body.is_discarded() || !body.is_object()) {
+              return Error(res, RequestError{400, "", "the body must be a JSON object {\"task_source\": ...}"});
+            }
+            for (const auto& [key, value] : body.items()) {
+              if (key != "task_source") {
+                return Error(res, RequestError{400, key,
+                                               "unknown field; a task takes task_source alone (a sidecar goes with "
+                                               "each request that names the task)"});
+              }
+            }
+            if (!body.contains("task_source") || !body["task_source"].is_string() ||
+                body["task_source"].get<std::string>().empty()) {
+              return Error(res, RequestError{400, "task_source", "must be the task's text"});
+            }
+            const std::string source = body["task_source"].get<std::string>();
+            if (source.size() > options_.limits.max_source_bytes) {
+              return Error(res, RequestError{413, "task_source",
+                                             "is over the limit of " +
+                                                 std::to_string(options_.limits.max_source_bytes / 1024) + " KiB"});
+            }
+            auto hash = service_.RegisterTask(source);
+            if (auto* e = std::get_if<RequestError>(&hash)) return Error(res, *e);
+            res.status = 201;
+            SetContent(res, json{{"task_hash", std::get<std::string>(hash)}}.dump(), "application/json");
+          }));
+
+  s.Route("GET", "/v1/jobs/{id}",
+          counted("/v1/jobs/{id}", [this, wait_of, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            double wait = 0;
+            if (auto e = wait_of(req, wait)) return Error(res, *e);
+            const std::string id = req.path_params.at(0);
+            auto job = service_.Find(id);
+            if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
+            SetContent(res, JobJson(id, wait > 0 ? job->Wait(std::chrono::duration<double>(wait)) : job->Now()),
+                       "application/json");
+          }));
+  s.Route("GET", "/v1/jobs",
+          counted("/v1/jobs", [this, wait_of, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            double wait = 0;
+            if (auto e = wait_of(req, wait)) return Error(res, *e);
+            const std::string list = req.param("ids");
+            if (list.empty()) return Error(res, RequestError{400, "ids", "name the jobs: ?ids=ID,ID,..."});
+            std::vector<std::shared_ptr<ServiceJob>> jobs;
+            for (std::size_t at = 0; at <= list.size();) {
+              std::size_t comma = list.find(',', at);
+              if (comma == std::string::npos) comma = list.size();
+              const std::string id = list.substr(at, comma - at);
+              at = comma + 1;
+              if (id.empty()) continue;
+              auto job = service_.Find(id);
+              if (!job) return Error(res, RequestError{404, "ids", "no job " + id + " here"});
+              jobs.push_back(job);
+              if (jobs.size() > options_.max_batch) {
+                return Error(
+                    res, RequestError{400, "ids", "names more than " + std::to_string(options_.max_batch) + " jobs"});
+              }
+            }
+            // Waits until every job is finished or the wait is over, then
+            // answers each job's state.
+            const auto until =
+                Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+            std::string out = "{\"jobs\":[";
+            for (std::size_t i = 0; i < jobs.size(); ++i) {
+              const auto left = std::chrono::duration<double>(until - Clock::now());
+              out += (i ? "," : "") + JobJson(jobs[i]->id(), left.count() > 0 ? jobs[i]->Wait(left) : jobs[i]->Now());
+            }
+            SetContent(res, out + "]}", "application/json");
+          }));
+  s.Route("DELETE", "/v1/jobs/{id}",
+          counted("/v1/jobs/{id}", [this, admit, unauthorized](const HttpRequest& req, HttpResponse& res) {
+            Role role = Role::kAnonymous;
+            if (auto e = admit(req, role)) return unauthorized(res, *e);
+            const std::string id = req.path_params.at(0);
+            auto job = service_.Cancel(id);
+            if (!job) return Error(res, RequestError{404, "", "no job " + id + " here"});
+            const ServiceJob::Snapshot now = job->Now();
+            if (now.state == JobState::kDone) {
+              return Error(res, RequestError{409, "", "job " + id + " is done already: its verdict stands"});
+            }
+            SetContent(res, JobJson(id, now), "application/json");
+          }));
 }
 
 }  // namespace anvil

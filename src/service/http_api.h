@@ -1,7 +1,7 @@
 // The reward service's HTTP/JSON API (docs/service.md, docs/openapi.json):
-// routes, status codes and bounds on every connection, over cpp-httplib
-// (Debian's 0.11: one pooled thread per connection). Handlers never throw: a
-// failure inside one is a 500 with a JSON error, and the server goes on.
+// routes, status codes, who may do what, over service/http_server.h (which
+// bounds every connection). A failure inside a handler is a 500 with a JSON
+// error, and the server goes on.
 #pragma once
 
 #include <atomic>
@@ -13,20 +13,19 @@
 #include "service/evaluation_service.h"
 #include "service/service_metrics.h"
 
-namespace httplib {
-class Server;
-}  // namespace httplib
-
 namespace anvil {
+
+class HttpServer;
 
 struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 8000;               // 0: any free port (Listening() says which).
-  int max_connections = 1024;    // Connections served at once (the HTTP thread pool).
+  int max_connections = 1024;    // Connections open at once (as many workers); beyond: 503.
   int max_sync = 512;            // /v1/evaluate calls waiting for a verdict at once; beyond: 429.
   std::size_t max_batch = 1024;  // Jobs in one POST /v1/jobs, ids in one GET /v1/jobs.
   double max_wait_s = 60;        // A long-poll's `wait`.
   std::size_t max_body_bytes = std::size_t{4} << 20;
+  double request_timeout_s = 10;  // From a request's first byte to its last (slow clients get 408).
   RequestLimits limits;
   // Tokens ("" for none). With a client token, /v1/ requests need a bearer
   // token; the admin token also registers tasks and sends task text to a
@@ -65,7 +64,7 @@ class HttpApi {
   const ApiOptions options_;
   ServiceMetrics& metrics_;
   std::atomic<int> sync_waiting_{0};
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace anvil

@@ -443,3 +443,44 @@ def test_kill_9_then_restart_judges_each_accepted_job_once(tmp_path):
         assert again.stop() == 0, again.stderr()
     assert again.stderr().count(" pass ") == 0  # The job finished before the kill was not judged again.
     assert again.stderr().count(" timeout ") == 1
+
+
+def test_slow_clients_get_408_and_others_are_served(tmp_path):
+    """64 slowloris connections, each trickling its request a byte at a time: /healthz and verdicts are served
+    meanwhile, and each slow one is cut off with 408 once --request-timeout passes."""
+    import socket
+    s = Service(tmp_path, "--request-timeout", "2")
+    port = int(s.url.rsplit(":", 1)[1])
+    slow = []
+    try:
+        for _ in range(64):
+            c = socket.create_connection(("127.0.0.1", port))
+            c.sendall(b"POST /v1/evaluate HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.append(c)
+        start = time.monotonic()
+        while time.monotonic() - start < 1.5:
+            for c in slow:
+                c.sendall(b"X")  # Never a whole header line.
+            status, _, body = s.request("GET", "/healthz", timeout=5)
+            assert status == 200 and body == {"status": "ok"}
+            time.sleep(0.1)
+        status, _, body = s.evaluate("pass_native.cpp")
+        assert status == 200 and body["verdict"]["status"] == "pass"
+        cut = 0
+        for c in slow:
+            c.settimeout(10)
+            got = b""
+            try:
+                while b"}" not in got:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+            except OSError:
+                pass
+            cut += b"408 Request Timeout" in got
+        assert cut == 64
+    finally:
+        for c in slow:
+            c.close()
+        assert s.stop() == 0, s.stderr()
