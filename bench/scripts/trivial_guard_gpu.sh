@@ -20,7 +20,7 @@ nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())'
 df -h /tmp | tail -1
 PYTHONUNBUFFERED=1 python3 bench/scripts/trivial_guard_table.py --sizes auto --device cuda --kernelbench .kb-all \
-  --deadline ${DEADLINE:-120} --jobs ${JOBS:-8} --stop-after ${STOP_AFTER:-480} --resume .guard-run/trivial_guard_gpu.jsonl \
+  --deadline ${DEADLINE:-120} --jobs ${JOBS:-8} --stop-after ${STOP_AFTER:-480} --resume .guard-run/trivial_guard_gpu.jsonl --progress "$OUT/rows.jsonl" \
   --out .guard-run/trivial_guard_gpu.md 2> "$OUT/trivial_guard_gpu.log"
 cp .guard-run/trivial_guard_gpu.md .guard-run/trivial_guard_gpu.jsonl "$OUT/"
 tail -5 "$OUT/trivial_guard_gpu.log"

@@ -121,6 +121,10 @@ def main():
     ap.add_argument("--stop-after", type=float, default=0, help="seconds; problems not started by then are left "
                     "for a run with --resume")
     ap.add_argument("--resume", help="a .jsonl of an earlier run: its rows are kept")
+    ap.add_argument("--progress", help="a .jsonl each row is appended to as soon as it is made (it survives a run "
+                    "that is cut off)")
+    ap.add_argument("--machine", help="the machine the rows were made on, for the table's header (default: asked "
+                    "of nvidia-smi on cuda)")
     ap.add_argument("--out", help="the markdown table; JSON lines go beside it (.jsonl)")
     args = ap.parse_args()
     small = json.loads((ROOT / "bench" / "kernelbench_small.json").read_text())["problems"]
@@ -147,6 +151,9 @@ def main():
                     "(--stop-after); run again with --resume", "seconds": 0}
         row = run_one(source, rel, tmp)
         with lock:
+            if args.progress:
+                with open(args.progress, "a") as f:
+                    f.write(json.dumps(row) + "\n")
             finished[0] += 1
             print(f"[{finished[0]}/{todo}] {rel} ({row['size']}): {row['result']} "
                   f"{row['detail'][:100]}", file=sys.stderr, flush=True)
@@ -187,7 +194,7 @@ def main():
         counts[r["result"]] = counts.get(r["result"], 0) + 1
     lines = [f"# The trivial-output guard over {len(rows)} KernelBench problems (policy musacoder)", "",
              f"Command: `python3 bench/scripts/trivial_guard_table.py --sizes {args.sizes} --device {args.device}"
-             + (f" --only {args.only}" if args.only else "") + "`" + machine(args.device) + ".", "",
+             + (f" --only {args.only}" if args.only else "") + "`" + (f" on {args.machine}" if args.machine else machine(args.device)) + ".", "",
              "Counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), "",
              "Degenerate: " + (", ".join(r["problem"] + " (" + r["detail"] + ")" for r in rows
                                          if r["result"] == "degenerate") or "none"), "",
