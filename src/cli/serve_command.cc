@@ -30,6 +30,7 @@ struct ServeArgs : EvalFlags {
   int max_connections = 1024;
   int max_sync = 512;
   int max_jobs = 4096;
+  bool no_verdict_cache = false;
   double request_timeout = 10;
   std::string work_dir;
   std::string db;
@@ -103,6 +104,7 @@ int Run(const ServeArgs& a) {
   options.work_dir = a.work_dir.empty() ? options.eval.cache_dir / "serve" : std::filesystem::path(a.work_dir);
   options.max_jobs = static_cast<std::size_t>(a.max_jobs);
   options.db = a.db;
+  options.verdict_cache = !a.no_verdict_cache;
 
   // SIGINT and SIGTERM go to one thread that stops the listener; every other
   // thread (the service's, the HTTP pool's) starts with them blocked. Children
@@ -115,10 +117,14 @@ int Run(const ServeArgs& a) {
 
   ServiceMetrics metrics;
   const bool quiet = a.quiet;
-  auto service = EvaluationService::Start(options, [&metrics, quiet](const std::string& job_id, const Verdict& v) {
-    metrics.CountVerdict(v);
-    if (!quiet) std::fprintf(stderr, "anvil serve: %s %s %.2f s\n", job_id.c_str(), StatusName(v.status), v.seconds);
-  });
+  auto service =
+      EvaluationService::Start(options, [&metrics, quiet](const std::string& job_id, const Verdict& v, bool cached) {
+        metrics.CountVerdict(v, cached);
+        if (!quiet) {
+          std::fprintf(stderr, "anvil serve: %s %s %s\n", job_id.c_str(), StatusName(v.status),
+                       cached ? "(cached)" : (std::to_string(v.seconds).substr(0, 5) + " s").c_str());
+        }
+      });
   if (!service.ok()) {
     std::fprintf(stderr, "%s: %s\n", me, service.message().c_str());
     return kExitFailure;
@@ -199,6 +205,8 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-jobs", args->max_jobs, "Jobs accepted and not yet judged; more get 429")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
+  cmd->add_flag("--no-verdict-cache", args->no_verdict_cache,
+                "Judge every request, repeats too (default: repeats are answered from the verdict cache)");
   cmd->add_option("--db", args->db, "The job store, SQLite (default WORK_DIR/jobs.db); one server at a time");
   cmd->add_option("--work-dir", args->work_dir,
                   "Where tasks and candidates sent as text are kept (default "

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "backend/torch_info.h"
 #include "core/files.h"
 #include "core/sha256.h"
 #include "verify/feedback.h"
@@ -60,6 +61,14 @@ std::string StoredRequest(const EvaluateRequest& r, const std::string& task_hash
                    {"vs", r.reward->against_compile ? "compile" : "eager"}};
   }
   return j.dump();
+}
+
+VerdictStatus StatusFromName(const std::string& name) {
+  for (VerdictStatus status : {VerdictStatus::kPass, VerdictStatus::kCompileError, VerdictStatus::kRuntimeError,
+                               VerdictStatus::kTimeout, VerdictStatus::kWrongAnswer, VerdictStatus::kCheat}) {
+    if (name == StatusName(status)) return status;
+  }
+  return VerdictStatus::kInfraError;
 }
 
 std::string WithIndex(std::size_t i, std::size_t n, const std::string& field) {
@@ -132,6 +141,14 @@ Result<std::unique_ptr<EvaluationService>> EvaluationService::Start(ServiceOptio
   if (!unfinished.ok()) return Status::Error(options.db.string() + ": " + unfinished.message());
   std::unique_ptr<EvaluationService> service(
       new EvaluationService(std::move(options), std::move(store.value()), std::move(on_verdict)));
+  if (service->options_.verdict_cache) {
+    // Torch's version is part of a verdict's key; without it, no cache.
+    auto torch = LoadTorchInfo(service->options_.eval.cache_dir);
+    if (torch.ok()) {
+      service->torch_version_ = torch.value().torch_version;
+      service->cache_ = std::make_unique<VerdictCache>(service->options_.eval.cache_dir);
+    }
+  }
   for (const StoredJob& job : unfinished.value()) service->Resume(job);
   service->resumed_ = unfinished.value().size();
   return service;
@@ -240,6 +257,20 @@ std::variant<EvaluationService::Ready, RequestError> EvaluationService::MakeRead
   ready.task_path = "sha256:" + task_hash;
   ready.candidate_path = "sha256:" + candidate_hash;
   ready.reward = r.reward;
+  ready.degenerate_key = ready.job.task.sha256 + "|" + policy.Id();
+  if (cache_) {
+    EvalOptions o = ready.evaluators.front()->options();
+    if (r.reward) o.reward = *r.reward;
+    VerdictKeyParts parts;
+    parts.task_sha256 = ready.job.task.sha256;
+    parts.format = r.candidate_format;
+    parts.candidate_text = r.candidate_source;
+    parts.options = VerdictOptionsFingerprint(o);
+    parts.backend = backend_name();
+    parts.device_model = options_.devices.front().DeviceModel();
+    parts.torch_version = torch_version_;
+    ready.cache_key = VerdictCacheKey(parts);
+  }
   return ready;
 }
 
@@ -279,33 +310,87 @@ EvaluationService::Accepted EvaluationService::Submit(const std::vector<Evaluate
     }
     ready.push_back(std::get<Ready>(std::move(r)));
   }
-  std::vector<StoredJob> rows;
-  for (Ready& r : ready) {
-    StoredJob row;
-    row.id = NewJobId();
-    row.request = r.stored;
-    rows.push_back(std::move(row));
+  // What the verdict cache holds (read outside the lock: files).
+  std::vector<std::string> cached(ready.size());
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    if (ready[i].cache_key.empty()) continue;
+    auto hit = cache_->Lookup(ready[i].cache_key, ready[i].candidate_path);
+    if (!hit) continue;
+    json v = json::parse(*hit, nullptr, false);
+    if (v.is_object() && v.contains("task") && v["task"].is_object()) v["task"]["path"] = ready[i].task_path;
+    cached[i] = v.dump(-1, ' ', false, json::error_handler_t::replace);
   }
+  std::vector<StoredJob> rows;
+  std::vector<std::string> ids;
+  std::vector<bool> enqueue(ready.size(), false);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (draining_) return refuse(RequestError{503, "", "the service is shutting down"});
-    if (live_.size() + rows.size() > options_.max_jobs) {
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      if (auto it = degenerate_.find(ready[i].degenerate_key); it != degenerate_.end()) {
+        return refuse(RequestError{
+            422, WithIndex(i, ready.size(), requests[i].task_hash.empty() ? "task_source" : "task_hash"),
+            "this task is degenerate under policy " +
+                (requests[i].policy.empty() ? options_.eval.policy.name : requests[i].policy) + " (" + it->second +
+                " passes on every input anvil tried): its check cannot tell a kernel from an output that computes "
+                "nothing, so no reward from it means anything. Change the task's inputs or outputs"});
+      }
+    }
+    // New jobs, or jobs joined: an identical request without a verdict yet
+    // (or an earlier one of this batch) is the same job.
+    std::map<std::string, std::shared_ptr<ServiceJob>> batch_flight;
+    std::size_t pending = 0;
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      const std::string& k = ready[i].cache_key;
+      if (cached[i].empty() && !k.empty()) {
+        std::shared_ptr<ServiceJob> joined;
+        if (auto it = in_flight_.find(k); it != in_flight_.end()) joined = it->second;
+        if (auto it = batch_flight.find(k); !joined && it != batch_flight.end()) joined = it->second;
+        if (joined) {
+          a.jobs.push_back(joined);
+          ids.push_back(joined->id());
+          continue;
+        }
+      }
+      StoredJob row;
+      row.id = NewJobId();
+      row.request = ready[i].stored;
+      rows.push_back(row);
+      ids.push_back(row.id);
+      if (!cached[i].empty()) {
+        a.jobs.push_back(std::make_shared<ServiceJob>(row.id, ServiceJob::Snapshot{JobState::kDone, cached[i]}));
+        continue;
+      }
+      a.jobs.push_back(std::make_shared<ServiceJob>(row.id));
+      if (!k.empty()) batch_flight[k] = a.jobs.back();
+      enqueue[i] = true;
+      ++pending;
+    }
+    if (live_.size() + pending > options_.max_jobs) {
       return refuse(RequestError{429, "",
                                  "the service holds " + std::to_string(live_.size()) +
                                      " jobs without a verdict and takes at most " + std::to_string(options_.max_jobs) +
                                      " (--max-jobs): retry after a while"});
     }
     // Recorded before anyone is told: a job acknowledged is a job on disk.
-    if (Status s = store_->Add(rows, key); !s.ok()) {
+    if (Status s = store_->Add(rows, key, ids); !s.ok()) {
       return refuse(RequestError{503, "", "cannot record the job(s): " + s.message()});
     }
-    for (const StoredJob& row : rows) {
-      auto job = std::make_shared<ServiceJob>(row.id);
-      live_[row.id] = job;
-      a.jobs.push_back(job);
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      if (!cached[i].empty()) (void)store_->Finish(a.jobs[i]->id(), cached[i]);
+      if (!enqueue[i]) continue;
+      live_[a.jobs[i]->id()] = a.jobs[i];
+      if (!ready[i].cache_key.empty()) in_flight_[ready[i].cache_key] = a.jobs[i];
     }
   }
-  for (std::size_t i = 0; i < ready.size(); ++i) Enqueue(a.jobs[i], std::move(ready[i]));
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    if (!cached[i].empty() && on_verdict_) {
+      Verdict v;
+      v.status = StatusFromName(json::parse(cached[i], nullptr, false).value("status", "infra_error"));
+      on_verdict_(a.jobs[i]->id(), v, true);
+    }
+    if (enqueue[i]) Enqueue(a.jobs[i], std::move(ready[i]));
+  }
   return a;
 }
 
@@ -313,11 +398,11 @@ void EvaluationService::Enqueue(std::shared_ptr<ServiceJob> job, Ready ready) {
   JobStream::Hooks hooks;
   hooks.evaluators = std::move(ready.evaluators);
   hooks.wanted = [job] { return job->Start(); };
-  hooks.on_dropped = [this, job] { Done(job->id()); };
+  hooks.on_dropped = [this, job, key = ready.cache_key] { Done(job->id(), key); };
   stream_->Submit(
       std::move(ready.job),
-      [this, job, task_path = ready.task_path, candidate_path = ready.candidate_path, reward = ready.reward](
-          const Job&, Verdict v) {
+      [this, job, task_path = ready.task_path, candidate_path = ready.candidate_path, reward = ready.reward,
+       key = ready.cache_key, degenerate_key = ready.degenerate_key](const Job&, Verdict v) {
         v.task_path = task_path;
         v.candidate = candidate_path;
         if (reward) v.reward = ComputeReward(v, *reward);
@@ -327,16 +412,25 @@ void EvaluationService::Enqueue(std::shared_ptr<ServiceJob> job, Ready ready) {
           std::fprintf(stderr, "anvil serve: cannot record the verdict of %s: %s\n", job->id().c_str(),
                        s.message().c_str());
         }
-        if (on_verdict_) on_verdict_(job->id(), v);
+        // A cache that cannot be written only costs time.
+        if (!key.empty() && VerdictCacheable(StatusName(v.status))) (void)cache_->Store(key, text);
+        if (!v.task_degenerate.empty()) {
+          std::lock_guard<std::mutex> lock(mu_);
+          degenerate_.emplace(degenerate_key, v.task_degenerate);
+        }
+        if (on_verdict_) on_verdict_(job->id(), v, false);
         job->Finish(std::move(text));
-        Done(job->id());
+        Done(job->id(), key);
       },
       std::move(hooks));
 }
 
-void EvaluationService::Done(const std::string& id) {
+void EvaluationService::Done(const std::string& id, const std::string& cache_key) {
   std::lock_guard<std::mutex> lock(mu_);
   live_.erase(id);
+  if (auto it = in_flight_.find(cache_key); !cache_key.empty() && it != in_flight_.end() && it->second->id() == id) {
+    in_flight_.erase(it);
+  }
   drained_.notify_all();
 }
 
@@ -375,7 +469,12 @@ void EvaluationService::Resume(const StoredJob& stored) {
   if (auto* e = std::get_if<RequestError>(&ready)) {
     return FinishUnjudgeable(job, (e->field.empty() ? "" : e->field + ": ") + e->message);
   }
-  Enqueue(job, std::get<Ready>(std::move(ready)));
+  Ready& made = std::get<Ready>(ready);
+  if (!made.cache_key.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.try_emplace(made.cache_key, job);
+  }
+  Enqueue(job, std::move(made));
 }
 
 void EvaluationService::FinishUnjudgeable(const std::shared_ptr<ServiceJob>& job, const std::string& why) {
@@ -389,9 +488,9 @@ void EvaluationService::FinishUnjudgeable(const std::shared_ptr<ServiceJob>& job
   v.feedback = MakeFeedback(v);
   std::string text = VerdictToJson(v, -1);
   (void)store_->Finish(job->id(), text);
-  if (on_verdict_) on_verdict_(job->id(), v);
+  if (on_verdict_) on_verdict_(job->id(), v, false);
   job->Finish(std::move(text));
-  Done(job->id());
+  Done(job->id(), "");
 }
 
 std::shared_ptr<ServiceJob> EvaluationService::Find(const std::string& id) {

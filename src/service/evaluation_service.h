@@ -28,6 +28,7 @@
 #include "pipeline/device_gate.h"
 #include "pipeline/evaluator.h"
 #include "pipeline/job_stream.h"
+#include "pipeline/verdict_cache.h"
 #include "service/evaluate_request.h"
 #include "service/job_store.h"
 
@@ -40,6 +41,9 @@ struct ServiceOptions {
   std::filesystem::path work_dir;  // tasks/ and candidates/ are written here.
   std::filesystem::path db;        // The job store; "" for WORK_DIR/jobs.db.
   std::size_t max_jobs = 4096;     // Accepted and not yet judged; beyond: the service is full.
+  // Verdicts kept by what decides them (pipeline/verdict_cache.h, under the
+  // cache folder: the model loop's too) answer repeats at once.
+  bool verdict_cache = true;
 };
 
 enum class JobState { kQueued, kRunning, kDone, kCancelled };
@@ -80,8 +84,9 @@ struct ServiceLoad {
 class EvaluationService {
  public:
   // Called with a job's id and verdict on the thread that made it, before any
-  // waiter has it.
-  using OnVerdict = std::function<void(const std::string& job_id, const Verdict&)>;
+  // waiter has it; `cached` for a verdict the cache answered (then only the
+  // verdict's status is set).
+  using OnVerdict = std::function<void(const std::string& job_id, const Verdict&, bool cached)>;
   // Error when the options name no device, the work folder cannot be made,
   // or the job store cannot be opened (another server holds it).
   static Result<std::unique_ptr<EvaluationService>> Start(ServiceOptions options, OnVerdict on_verdict = nullptr);
@@ -94,6 +99,12 @@ class EvaluationService {
     std::optional<RequestError> error;              // else why not (4xx, 429 full, 503 draining or disk).
     bool repeated = false;                          // An idempotency key seen before: its jobs.
   };
+  // Accepting, in order: a repeated idempotency key answers the jobs it was
+  // first given; a request the verdict cache holds is a job done at once
+  // (`cached: true`); one identical to a job still without a verdict joins
+  // that job (the same id); a task found degenerate under the request's
+  // policy (its check cannot tell a kernel from a trivial output) is refused
+  // with 422.
   // Accepts `requests` (already parsed) as jobs, all or none; an error names
   // the field as `jobs[i].field` when there are several. A repeated
   // idempotency key answers the jobs it was given first.
@@ -114,6 +125,8 @@ class EvaluationService {
   const std::string& backend_name() const { return options_.devices.front().name(); }
   // Jobs found without a verdict in the store at start, and judged again.
   std::size_t resumed() const { return resumed_; }
+  // Whether repeats are answered from the verdict cache.
+  bool caching() const { return cache_ != nullptr; }
 
  private:
   EvaluationService(ServiceOptions options, std::unique_ptr<JobStore> store, OnVerdict on_verdict);
@@ -125,6 +138,8 @@ class EvaluationService {
     std::string stored;  // The request as the store keeps it (JSON).
     std::string task_path, candidate_path;
     std::optional<RewardOptions> reward;
+    std::string cache_key;       // "" without a verdict cache.
+    std::string degenerate_key;  // The task under its policy.
   };
   std::variant<Ready, RequestError> MakeReady(const EvaluateRequest& request);
   // The task a request names, written once under tasks/ (error: 4xx).
@@ -137,7 +152,9 @@ class EvaluationService {
   void Resume(const StoredJob& stored);
   // The verdict of a job that cannot be judged (its stored request unusable).
   void FinishUnjudgeable(const std::shared_ptr<ServiceJob>& job, const std::string& why);
-  void Done(const std::string& id);
+  // A job has its verdict, or was dropped: it leaves the live jobs (and the
+  // jobs in flight, under its cache key).
+  void Done(const std::string& id, const std::string& cache_key);
 
   const ServiceOptions options_;
   std::unique_ptr<JobStore> store_;
@@ -147,6 +164,10 @@ class EvaluationService {
   std::map<std::string, std::vector<std::unique_ptr<Evaluator>>> evaluators_;  // By "policy/trials".
   std::map<std::string, Task> tasks_;                                          // By folder name.
   std::map<std::string, std::shared_ptr<ServiceJob>> live_;                    // Jobs without a verdict.
+  std::map<std::string, std::shared_ptr<ServiceJob>> in_flight_;               // By verdict cache key.
+  std::map<std::string, std::string> degenerate_;                              // Why, by task sha256 and policy.
+  std::unique_ptr<VerdictCache> cache_;
+  std::string torch_version_;
   bool draining_ = false;
   std::size_t resumed_ = 0;
   std::condition_variable drained_;

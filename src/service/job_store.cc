@@ -102,7 +102,8 @@ JobStore::~JobStore() {
   ::close(lock_fd_);
 }
 
-Status JobStore::Add(const std::vector<StoredJob>& jobs, const std::string& idempotency_key) {
+Status JobStore::Add(const std::vector<StoredJob>& jobs, const std::string& idempotency_key,
+                     const std::vector<std::string>& key_job_ids) {
   std::lock_guard<std::mutex> lock(mu_);
   SqliteTransaction tx(*db_);
   if (!tx.begun().ok()) return tx.begun();
@@ -115,7 +116,11 @@ Status JobStore::Add(const std::vector<StoredJob>& jobs, const std::string& idem
   }
   if (!idempotency_key.empty()) {
     nlohmann::json ids = nlohmann::json::array();
-    for (const StoredJob& j : jobs) ids.push_back(j.id);
+    if (key_job_ids.empty()) {
+      for (const StoredJob& j : jobs) ids.push_back(j.id);
+    } else {
+      for (const std::string& id : key_job_ids) ids.push_back(id);
+    }
     auto insert = db_->Prepare("INSERT INTO idempotency_keys (key, job_ids, created_at) VALUES (?, ?, ?)");
     if (!insert.ok()) return insert.status();
     insert.value().Bind(1, idempotency_key).Bind(2, ids.dump()).Bind(3, now);

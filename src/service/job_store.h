@@ -37,8 +37,11 @@ class JobStore {
   ~JobStore();
 
   // Records `jobs` (state queued) in one transaction; with an idempotency key,
-  // the key too. Error when the disk refuses (nothing is then recorded).
-  Status Add(const std::vector<StoredJob>& jobs, const std::string& idempotency_key = "");
+  // the key too, naming `key_job_ids` (the batch's jobs, some of which may be
+  // older: joined ones). Error when the disk refuses (nothing is then
+  // recorded).
+  Status Add(const std::vector<StoredJob>& jobs, const std::string& idempotency_key = "",
+             const std::vector<std::string>& key_job_ids = {});
   // The job ids recorded under `idempotency_key`, in order; none if unknown.
   Result<std::optional<std::vector<std::string>>> JobsOfKey(const std::string& idempotency_key);
   // The job's verdict: state done (a cancelled job keeps its state).

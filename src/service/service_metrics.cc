@@ -52,9 +52,13 @@ void Histogram::Render(const std::string& name, const std::string& labels, std::
   out += name + "_count" + Labels(labels, "") + " " + std::to_string(count_) + "\n";
 }
 
-void ServiceMetrics::CountVerdict(const Verdict& v) {
+void ServiceMetrics::CountVerdict(const Verdict& v, bool cached) {
   std::lock_guard<std::mutex> lock(mu_);
   ++verdicts_[StatusName(v.status)];
+  if (cached) {
+    ++cache_hits_;
+    return;
+  }
   for (const auto& [stage, seconds] : v.stage_seconds) {
     stages_.try_emplace(stage, LatencyBounds()).first->second.Observe(seconds);
   }
@@ -77,6 +81,10 @@ std::string ServiceMetrics::Render(const ServiceLoad& load, int sync_waiting) {
     Line(out, "anvil_verdicts_total", std::string("status=\"") + status + "\"",
          it == verdicts_.end() ? 0 : static_cast<double>(it->second));
   }
+  out +=
+      "# HELP anvil_verdict_cache_hits_total Verdicts the verdict cache answered (in anvil_verdicts_total too).\n"
+      "# TYPE anvil_verdict_cache_hits_total counter\n";
+  Line(out, "anvil_verdict_cache_hits_total", "", static_cast<double>(cache_hits_));
   out += "# HELP anvil_jobs Jobs the service holds now, by state.\n# TYPE anvil_jobs gauge\n";
   Line(out, "anvil_jobs", "state=\"queued\"", static_cast<double>(load.queued));
   Line(out, "anvil_jobs", "state=\"running\"", static_cast<double>(load.evaluating));

@@ -32,8 +32,9 @@ class Histogram {
 
 class ServiceMetrics {
  public:
-  // A verdict made: its status and its stage times.
-  void CountVerdict(const Verdict& verdict);
+  // A verdict made: its status and its stage times; or one the verdict cache
+  // answered (its status alone counts, and the hit).
+  void CountVerdict(const Verdict& verdict, bool cached = false);
   // An HTTP request answered: its route ("/v1/evaluate"), code and seconds.
   void CountRequest(const std::string& route, int code, double seconds);
   // The text of GET /metrics, with the service's load now.
@@ -41,7 +42,8 @@ class ServiceMetrics {
 
  private:
   std::mutex mu_;
-  std::map<std::string, unsigned long long> verdicts_;                  // By status.
+  std::map<std::string, unsigned long long> verdicts_;  // By status.
+  unsigned long long cache_hits_ = 0;
   std::map<std::pair<std::string, int>, unsigned long long> requests_;  // By (route, code).
   std::map<std::string, Histogram> stages_;                             // By stage.
   std::map<std::string, Histogram> latency_;                            // By route.

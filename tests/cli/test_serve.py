@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 import urllib.error
+import uuid
 import urllib.request
 from pathlib import Path
 
@@ -43,11 +44,14 @@ def job_body(candidate_file=None, **fields):
 class Service:
     """`anvil serve --port 0` on the cpu backend, stopped by stop() (SIGTERM, then a kill if it hangs)."""
 
-    def __init__(self, tmp_path, *args, timeout=5, log="serve.err"):
+    def __init__(self, tmp_path, *args, timeout=5, log="serve.err", cache=False):
+        """`cache`: answer repeats from the verdict cache (off by default: the tests' cache is shared, and a verdict
+        one test made must not answer another's)."""
         self.stderr_path = tmp_path / log
         self.proc = subprocess.Popen(
             [anvil_bin(), "serve", "--port", "0", "--cache-dir", cache_dir(), "--work-dir", str(tmp_path / "work"),
-             "--timeout", str(timeout), *args], stdout=subprocess.PIPE, stderr=open(self.stderr_path, "w"), text=True)
+             "--timeout", str(timeout), *([] if cache else ["--no-verdict-cache"]), *args],
+            stdout=subprocess.PIPE, stderr=open(self.stderr_path, "w"), text=True)
         line = self.proc.stdout.readline()
         assert line.startswith("anvil serve: listening on http://"), (line, self.stderr())
         self.url = line.split()[-1].replace("0.0.0.0", "127.0.0.1")
@@ -483,4 +487,61 @@ def test_slow_clients_get_408_and_others_are_served(tmp_path):
     finally:
         for c in slow:
             c.close()
+        assert s.stop() == 0, s.stderr()
+
+
+def test_repeats_come_from_the_verdict_cache_and_identical_jobs_join(tmp_path):
+    s = Service(tmp_path, timeout=3, cache=True)
+    nonce = f"\n// {uuid.uuid4()}\n"  # A candidate no earlier run has judged.
+    passing = job_body("pass_native.cpp")
+    passing["candidate_source"] += nonce
+    try:
+        status, _, first = s.request("POST", "/v1/evaluate", passing)
+        assert status == 200 and first["verdict"]["status"] == "pass" and "cached" not in first["verdict"], first
+        status, _, again = s.request("POST", "/v1/evaluate", passing)
+        assert status == 200 and again["verdict"]["cached"] is True, again
+        assert again["job_id"] != first["job_id"]
+        validate(again["verdict"], load_schema())
+        assert again["verdict"]["candidate"]["path"] == first["verdict"]["candidate"]["path"]
+        assert again["verdict"]["task"]["path"] == first["verdict"]["task"]["path"]
+        # Another option that changes the verdict (the reward's): judged again.
+        status, _, other = s.request("POST", "/v1/evaluate", {**passing, "reward": {"lambda": 0}})
+        assert status == 200 and "cached" not in other["verdict"]
+        assert 'anvil_verdict_cache_hits_total 1' in s.request("GET", "/metrics")[2]
+        # Identical requests in flight are one job; a timeout is never kept, so afterwards it is judged again.
+        hang = job_body("timeout_native.cpp")
+        hang["candidate_source"] += nonce
+        status, _, body = s.request("POST", "/v1/jobs", {"jobs": [hang, hang, passing]})
+        assert status == 202
+        ids = body["job_ids"]
+        assert ids[0] == ids[1] and ids[2] != ids[0], ids
+        status, _, body = s.request("POST", "/v1/jobs", hang)
+        assert body["job_ids"] == [ids[0]]
+        status, _, body = s.request("GET", f"/v1/jobs?ids={ids[0]},{ids[2]}&wait=30")
+        assert [j["verdict"]["status"] for j in body["jobs"]] == ["timeout", "pass"], body
+        assert body["jobs"][1]["verdict"]["cached"] is True
+        status, _, body = s.request("POST", "/v1/jobs", hang)
+        assert body["job_ids"] != [ids[0]]
+    finally:
+        assert s.stop() == 0, s.stderr()
+    assert s.stderr().count(" timeout ") == 2  # Judged once per flight, not once per request.
+
+
+def test_a_degenerate_task_is_refused_once_found(tmp_path):
+    trivial = ROOT / "tests" / "redteam" / "trivial"
+    task = (trivial / "always_zero.py").read_text()
+    zeros = (trivial / "zeros_native.cpp").read_text()
+    s = Service(tmp_path)
+    try:
+        request = {"task_source": task, "candidate_source": zeros, "candidate_format": "native", "backend": "cpu"}
+        status, _, body = s.request("POST", "/v1/evaluate", request)
+        assert status == 200 and body["verdict"]["task_degenerate"] is True, body
+        status, _, body = s.request("POST", "/v1/evaluate", request)
+        assert status == 422 and body["error"]["field"] == "task_source", body
+        assert "degenerate under policy musacoder" in body["error"]["message"]
+        assert "out0: zeros" in body["error"]["message"]
+        # Under a policy without the guard the task is judged as KernelBench judges it.
+        status, _, body = s.request("POST", "/v1/evaluate", {**request, "policy": "kernelbench"})
+        assert status == 200, body
+    finally:
         assert s.stop() == 0, s.stderr()
