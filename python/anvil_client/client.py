@@ -10,15 +10,16 @@ import urllib.parse
 
 # A verdict's status as a small integer, for trainers that log numbers only.
 STATUS_CODES = {"pass": 0, "compile_error": 1, "runtime_error": 2, "timeout": 3, "wrong_answer": 4, "cheat": 5,
-                "infra_error": 6}
+                "infra_error": 6, "no_code": 7, "truncated": 8, "refused": 9}
 
 
 class ServiceError(Exception):
     """The service refused a request (`status`, `field`, `message` from its JSON error), or could not be reached."""
 
-    def __init__(self, status, message, field=""):
+    def __init__(self, status, message, field="", outcome=""):
         super().__init__(f"{status}: {field + ': ' if field else ''}{message}")
         self.status, self.field, self.message = status, field, message
+        self.outcome = outcome  # A model answer's own outcome (no_code, truncated, refused), with 422.
 
 
 def _token(token, token_file):
@@ -49,16 +50,18 @@ class AsyncClient:
     # --- the API ---
 
     async def evaluate(self, candidate_source, candidate_format, backend="cpu", task_source=None, task_hash=None,
-                       deadline_s=None, **options):
-        """The verdict (a dict, docs/verdict.md) of one candidate. `options`: sidecar, policy, reward, trials.
-        Without `deadline_s` it waits however long the verdict takes."""
+                       deadline_s=None, wait_past_deadline=True, **options):
+        """The verdict (a dict, docs/verdict.md) of one candidate. `options`: sidecar, policy, reward, trials, or
+        response (a model's whole answer, with candidate_source None: the service extracts its code). Without
+        `deadline_s` it waits however long the verdict takes; past it, the job is awaited, or with
+        `wait_past_deadline=False` None is returned (the job goes on)."""
         body = self._request_body(candidate_source, candidate_format, backend, task_source, task_hash, options)
         if deadline_s is not None:
             body["deadline_s"] = deadline_s
         status, answer = await self._call("POST", "/v1/evaluate", body, retry_deadline=True)
         if status == 200:
             return answer["verdict"]
-        return await self.wait_job(answer["job_id"])
+        return await self.wait_job(answer["job_id"]) if wait_past_deadline else None
 
     async def submit(self, requests, idempotency_key=None):
         """Posts jobs (each a dict as `evaluate` takes: candidate_source, candidate_format, backend, task_source or
@@ -122,7 +125,9 @@ class AsyncClient:
     def _request_body(candidate_source, candidate_format, backend, task_source, task_hash, options):
         if (task_source is None) == (task_hash is None):
             raise ValueError("give exactly one of task_source and task_hash")
-        body = {"candidate_source": candidate_source, "candidate_format": candidate_format, "backend": backend}
+        body = {"candidate_format": candidate_format, "backend": backend}
+        if candidate_source is not None:
+            body["candidate_source"] = candidate_source
         if task_source is not None:
             body["task_source"] = task_source
         else:
@@ -158,7 +163,8 @@ class AsyncClient:
                 await asyncio.sleep(self._backoff(attempt, headers.get("retry-after")))
                 continue
             error = answer.get("error", {}) if isinstance(answer, dict) else {}
-            raise ServiceError(status, error.get("message", text[:200]), error.get("field", ""))
+            raise ServiceError(status, error.get("message", text[:200]), error.get("field", ""),
+                               answer.get("outcome", "") if isinstance(answer, dict) else "")
 
     def _backoff(self, attempt, retry_after):
         if retry_after:

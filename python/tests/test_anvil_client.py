@@ -4,9 +4,6 @@ never retried."""
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,26 +15,6 @@ from anvil_client import AsyncClient, ServiceError, STATUS_CODES
 ROOT = Path(__file__).resolve().parents[2]
 RELU = (ROOT / "examples" / "tasks" / "relu.py").read_text()
 CANDIDATES = ROOT / "examples" / "candidates" / "relu"
-
-
-def anvil_bin():
-    path = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
-    if not os.path.exists(path):
-        pytest.fail(f"anvil binary not found at {path}; build first (scripts/setup.sh)")
-    return path
-
-
-@pytest.fixture
-def service(tmp_path):
-    cache = os.environ.get("ANVIL_TEST_CACHE") or str(Path(anvil_bin()).parent / "test-cache")
-    proc = subprocess.Popen([anvil_bin(), "serve", "--port", "0", "--cache-dir", cache, "--work-dir",
-                             str(tmp_path / "work"), "--timeout", "3", "--no-verdict-cache", "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert "listening on" in line, proc.stderr.read() if proc.poll() is not None else line
-    yield line.split()[-1]
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 0
 
 
 def native(name):

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gen/extract_code.h"
 #include "verify/policy.h"
 
 namespace anvil {
@@ -23,9 +24,9 @@ std::string Kib(std::size_t bytes) { return std::to_string(bytes / 1024) + " KiB
 
 // Every field of a request body; anything else is refused.
 const std::set<std::string>& KnownFields() {
-  static const std::set<std::string> known = {"task_source", "task_hash", "candidate_source", "candidate_format",
-                                              "backend",     "sidecar",   "policy",           "reward",
-                                              "trials",      "deadline_s"};
+  static const std::set<std::string> known = {"task_source",   "task_hash",        "candidate_source", "response",
+                                              "finish_reason", "candidate_format", "backend",          "sidecar",
+                                              "policy",        "reward",           "trials",           "deadline_s"};
   return known;
 }
 
@@ -81,9 +82,25 @@ std::optional<RequestError> Parse(const json& j, const RequestLimits& limits, Ev
   if (r.task_source.size() > limits.max_source_bytes) {
     return RequestError{413, "task_source", "is over the limit of " + Kib(limits.max_source_bytes)};
   }
-  if (auto e = string_field("candidate_source", r.candidate_source, true)) return e;
-  if (r.candidate_source.size() > limits.max_source_bytes) {
-    return RequestError{413, "candidate_source", "is over the limit of " + Kib(limits.max_source_bytes)};
+  const bool has_response = j.contains("response");
+  if (has_response == j.contains("candidate_source")) {
+    return RequestError{400, has_response ? "response" : "candidate_source",
+                        "give exactly one of candidate_source (the code) and response (a model's whole answer, "
+                        "the code extracted from it)"};
+  }
+  std::string response, finish_reason;
+  if (auto e = string_field(has_response ? "response" : "candidate_source",
+                            has_response ? response : r.candidate_source, true)) {
+    return e;
+  }
+  if (auto e = string_field("finish_reason", finish_reason, false)) return e;
+  if (j.contains("finish_reason") && !has_response) {
+    return RequestError{400, "finish_reason", "goes with response only"};
+  }
+  const std::string& text = has_response ? response : r.candidate_source;
+  if (text.size() > limits.max_source_bytes) {
+    return RequestError{413, has_response ? "response" : "candidate_source",
+                        "is over the limit of " + Kib(limits.max_source_bytes)};
   }
   if (auto e = string_field("candidate_format", r.candidate_format, true)) return e;
   if (r.candidate_format != "kernelbench" && r.candidate_format != "native") {
@@ -93,6 +110,22 @@ std::optional<RequestError> Parse(const json& j, const RequestLimits& limits, Ev
   }
   if (auto e = string_field("backend", r.backend, true)) return e;
   if (r.backend != "cpu" && r.backend != "cuda") return RequestError{400, "backend", "must be \"cpu\" or \"cuda\""};
+  if (has_response) {
+    ChatChoice choice;
+    choice.content = response;
+    choice.finish_reason = finish_reason;
+    const ExtractedAnswer answer = ExtractAnswer(choice, r.candidate_format, r.backend);
+    if (answer.kind != AnswerKind::kCode) {
+      RequestError e{422, "response", "", AnswerKindName(answer.kind)};
+      e.message = answer.kind == AnswerKind::kTruncated ? "the answer was cut at its token limit (finish_reason length)"
+                  : answer.kind == AnswerKind::kRefused ? "the model refused"
+                                                        : "no code in the answer: no fenced block, or an empty one";
+      e.message += ": outcome " + e.outcome + ", reward -1, nothing to judge";
+      return e;
+    }
+    r.candidate_source = answer.code;
+    r.candidate_format = answer.format;
+  }
   if (j.contains("sidecar")) {
     if (!j["sidecar"].is_object()) {
       return RequestError{400, "sidecar", "must be an object (a task sidecar: level, tolerance, held_out)"};
@@ -146,7 +179,9 @@ ParsedRequest ParseEvaluateRequest(const std::string& body, const RequestLimits&
 }
 
 std::string RequestErrorJson(const RequestError& error) {
-  return json{{"error", {{"field", error.field}, {"message", error.message}}}}.dump();
+  json j = {{"error", {{"field", error.field}, {"message", error.message}}}};
+  if (!error.outcome.empty()) j["outcome"] = error.outcome;
+  return j.dump();
 }
 
 }  // namespace anvil

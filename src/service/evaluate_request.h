@@ -23,8 +23,10 @@ struct RequestLimits {
 struct EvaluateRequest {
   std::string task_source;  // The task's Python text, or
   std::string task_hash;    // the sha256 (hex) of a task's text the service holds.
+  // The candidate's text; or, from `response` (a model's whole answer), the
+  // code the model loop's extractor finds in it (gen/extract_code.h).
   std::string candidate_source;
-  std::string candidate_format;  // "kernelbench" | "native".
+  std::string candidate_format;  // "kernelbench" | "native": asked for; the code's own when extracted.
   std::string backend;           // "cpu" | "cuda".
   std::string sidecar_json;      // A sidecar object (tasks/task.h), compact JSON; "" for none.
   std::string policy;            // "" for the service's default.
@@ -36,9 +38,15 @@ struct EvaluateRequest {
 // A request the service refuses before judging it: the HTTP status, the field
 // at fault ("" for the body as a whole) and what to do.
 struct RequestError {
+  RequestError() = default;
+  RequestError(int status, std::string field_name, std::string text, std::string outcome_name = "")
+      : http_status(status), field(std::move(field_name)), message(std::move(text)), outcome(std::move(outcome_name)) {}
   int http_status = 400;
   std::string field;
   std::string message;
+  // For a response that holds no candidate: the model's own outcome
+  // ("no_code", "truncated", "refused"), which carries reward -1.
+  std::string outcome;
 };
 
 struct ParsedRequest {
@@ -47,10 +55,14 @@ struct ParsedRequest {
 };
 
 // Parses a request body (JSON text). Unknown fields are refused (a misspelt
-// option must not be ignored silently).
+// option must not be ignored silently). A `response` (with an optional
+// `finish_reason`) in place of `candidate_source` is the model's whole
+// answer: its code is extracted here; one without code is a 422 whose
+// `outcome` says what it holds instead.
 ParsedRequest ParseEvaluateRequest(const std::string& body, const RequestLimits& limits);
 
-// The error's JSON body: {"error": {"field": ..., "message": ...}}.
+// The error's JSON body: {"error": {"field": ..., "message": ...}}, and
+// "outcome" when there is one.
 std::string RequestErrorJson(const RequestError& error);
 
 }  // namespace anvil

@@ -125,6 +125,32 @@ TEST(EvaluateRequestTest, NotAnObjectOrNotJson) {
   EXPECT_EQ(ErrorOf(body).field, "trials");
 }
 
+TEST(EvaluateRequestTest, AResponseGivesTheCodeItHolds) {
+  json body = Good();
+  body.erase("candidate_source");
+  body["candidate_format"] = "kernelbench";
+  body["response"] = "Here:\n```cpp\nextern \"C\" int anvil_forward() { return 0; }\n```\n";
+  ParsedRequest p = ParseEvaluateRequest(body.dump(), {});
+  ASSERT_FALSE(p.error.has_value()) << p.error->message;
+  EXPECT_EQ(p.request.candidate_source, "extern \"C\" int anvil_forward() { return 0; }\n");
+  EXPECT_EQ(p.request.candidate_format, "native");  // The code's own format.
+  body["response"] = "I would rather not.";
+  RequestError none = ErrorOf(body);
+  EXPECT_EQ(none.http_status, 422);
+  EXPECT_EQ(none.field, "response");
+  EXPECT_EQ(none.outcome, "no_code");
+  EXPECT_EQ(json::parse(RequestErrorJson(none))["outcome"], "no_code");
+  body["response"] = "```python\nclass ModelNew:";
+  body["finish_reason"] = "length";
+  EXPECT_EQ(ErrorOf(body).outcome, "truncated");
+  json both = Good();
+  both["response"] = "x";
+  EXPECT_EQ(ErrorOf(both).field, "response");
+  json stray = Good();
+  stray["finish_reason"] = "stop";
+  EXPECT_EQ(ErrorOf(stray).field, "finish_reason");
+}
+
 TEST(EvaluateRequestTest, ErrorJsonHasFieldAndMessage) {
   json j = json::parse(RequestErrorJson(RequestError{400, "trials", "must be an integer"}));
   EXPECT_EQ(j["error"]["field"], "trials");
