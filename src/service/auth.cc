@@ -26,7 +26,7 @@ Result<std::string> LoadToken(const std::filesystem::path& file) {
   }
   if (token.size() < 16) {
     return Status::Error("the token in " + file.string() +
-                         " is under 16 characters: make one with `head -c 32 /dev/urandom | base64`");
+                         " is under 16 characters: make one with `openssl rand -hex 32`");
   }
   return token;
 }

@@ -1,5 +1,6 @@
 #include "service/http_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,43 @@ std::string JobJson(const std::string& id, const ServiceJob::Snapshot& s) {
 }
 
 bool Finished(const ServiceJob::Snapshot& s) { return s.state == JobState::kDone || s.state == JobState::kCancelled; }
+
+// A verdict's status as a small integer (python/anvil_client's STATUS_CODES).
+int StatusCode(const std::string& status) {
+  static const char* const names[] = {"pass",  "compile_error", "runtime_error", "timeout",   "wrong_answer",
+                                      "cheat", "infra_error",   "no_code",       "truncated", "refused"};
+  for (int i = 0; i < 10; ++i) {
+    if (status == names[i]) return i;
+  }
+  return 6;
+}
+
+// One sample's flat answer for a trainer (docs/service.md, "verl"): from a
+// verdict, a model's own outcome (no_code, ...), or neither (no verdict in
+// time, or the service too busy: flagged as the machine's, score 0).
+json SampleResult(const json* verdict, const std::string& outcome) {
+  if (verdict != nullptr) {
+    const std::string status = verdict->value("status", "infra_error");
+    json perf = verdict->contains("gates") ? (*verdict)["gates"].value("perf", json::object()) : json::object();
+    const json speedup = perf.is_object() ? perf.value("speedup_eager", json()) : json();
+    const json reward = verdict->value("reward", json());
+    const json q = verdict->value("correctness_rate", json());
+    return {{"score", reward.is_number() ? reward.get<double>() : 0.0},
+            {"anvil_status_code", StatusCode(status)},
+            {"anvil_q", q.is_number() ? q.get<double>() : 0.0},
+            {"anvil_speedup", speedup.is_number() ? speedup : json()},
+            {"anvil_infra_error", status == "infra_error" ? 1 : 0},
+            {"anvil_cached", verdict->value("cached", false) ? 1 : 0}};
+  }
+  if (!outcome.empty()) {
+    return {{"score", -1.0},          {"anvil_status_code", StatusCode(outcome)},
+            {"anvil_q", 0.0},         {"anvil_speedup", nullptr},
+            {"anvil_infra_error", 0}, {"anvil_cached", 0}};
+  }
+  return {{"score", 0.0},           {"anvil_status_code", StatusCode("infra_error")},
+          {"anvil_q", 0.0},         {"anvil_speedup", nullptr},
+          {"anvil_infra_error", 1}, {"anvil_cached", 0}};
+}
 
 // What a request may do: its bearer token's role.
 enum class Role { kAnonymous, kClient, kAdmin };
@@ -106,7 +144,10 @@ void HttpApi::Routes() {
   // Every /v1/ request: refused whatever its token when a browser, a proxy
   // or a rebound name sent it; else its role, or 401 for a wrong or missing
   // token where one is needed.
-  auto admit = [this](const HttpRequest& req, Role& role) -> std::optional<RequestError> {
+  // `path_token`: the compatibility endpoints' token, in the path (those
+  // trainers send no headers).
+  auto admit = [this](const HttpRequest& req, Role& role,
+                      const std::string& path_token = "") -> std::optional<RequestError> {
     if (req.has_header("origin")) {
       return RequestError{403, "",
                           "a request with an Origin header (a browser's) is refused: call the service from a "
@@ -126,13 +167,13 @@ void HttpApi::Routes() {
           403, "",
           "Host " + req.header("host") + " is not a name of this loopback listener (127.0.0.1, localhost, [::1])"};
     }
-    const std::string bearer = BearerToken(req.header("authorization"));
+    const std::string bearer = path_token.empty() ? BearerToken(req.header("authorization")) : path_token;
     role = Role::kAnonymous;
     if (!options_.admin_token.empty() && !bearer.empty() && SameToken(bearer, options_.admin_token)) {
       role = Role::kAdmin;
     } else if (!options_.client_token.empty() && !bearer.empty() && SameToken(bearer, options_.client_token)) {
       role = Role::kClient;
-    } else if (!bearer.empty() || req.has_header("authorization")) {
+    } else if (!bearer.empty() || (path_token.empty() && req.has_header("authorization"))) {
       return RequestError{401, "", "the token is not one of this service's"};
     } else if (!options_.client_token.empty()) {
       return RequestError{401, "", "send the client token: Authorization: Bearer <token>"};
@@ -384,6 +425,129 @@ void HttpApi::Routes() {
             }
             SetContent(res, JobJson(id, now), "application/json");
           }));
+
+  // Compatibility endpoints for trainers that post one sample in their own
+  // shape and read the answer as the reward: slime's remote_rm and
+  // OpenRLHF's remote reward. The code comes from the response part, the
+  // task from the label (its sha256); each answers by its trainer's timeout
+  // (`deadline_s`, default 110 s for slime's 120, 170 s for OpenRLHF's 180),
+  // a sample without a verdict by then flagged as an infra error.
+  auto judge_samples = [this](const std::vector<std::pair<std::string, std::string>>& samples, const HttpRequest& req,
+                              double default_deadline, Role role,
+                              std::vector<json>& results) -> std::optional<RequestError> {
+    const auto start = Clock::now();
+    double deadline = default_deadline;
+    if (req.params.count("deadline_s")) {
+      char* end = nullptr;
+      const std::string text = req.param("deadline_s");
+      deadline = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(deadline > 0) || deadline > options_.limits.max_deadline_s) {
+        return RequestError{400, "deadline_s", "must be a number of seconds above 0 and at most 3600"};
+      }
+    }
+    const std::string format = req.params.count("format") ? req.param("format") : "kernelbench";
+    std::vector<EvaluateRequest> requests;
+    std::vector<std::size_t> judged;  // Which samples became requests.
+    results.assign(samples.size(), json());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      json body = {{"task_hash", samples[i].second},
+                   {"response", samples[i].first},
+                   {"candidate_format", format},
+                   {"backend", service_.backend_name()}};
+      if (req.params.count("policy")) body["policy"] = req.param("policy");
+      ParsedRequest parsed = ParseEvaluateRequest(body.dump(), options_.limits);
+      if (parsed.error && !parsed.error->outcome.empty()) {
+        results[i] = SampleResult(nullptr, parsed.error->outcome);
+        continue;
+      }
+      if (parsed.error) {
+        if (parsed.error->field == "task_hash") parsed.error->field = "label";
+        if (parsed.error->field == "response" || parsed.error->field == "candidate_format") {
+          parsed.error->field = parsed.error->field == "response" ? "response" : "format";
+        }
+        return parsed.error;
+      }
+      (void)role;
+      requests.push_back(std::move(parsed.request));
+      judged.push_back(i);
+    }
+    if (requests.empty()) return std::nullopt;
+    auto accepted = service_.Submit(requests);
+    if (accepted.error) {
+      // Refusals the trainer cannot fix by retrying are errors; a busy or
+      // stopping service answers flagged samples, never a silent reward.
+      if (accepted.error->http_status != 429 && accepted.error->http_status != 503) return accepted.error;
+      for (std::size_t i : judged) results[i] = SampleResult(nullptr, "");
+      return std::nullopt;
+    }
+    for (std::size_t k = 0; k < judged.size(); ++k) {
+      const double left = deadline - Since(start);
+      const ServiceJob::Snapshot now =
+          left > 0 ? accepted.jobs[k]->Wait(std::chrono::duration<double>(left)) : accepted.jobs[k]->Now();
+      json verdict = now.verdict.empty() ? json() : json::parse(now.verdict, nullptr, false);
+      results[judged[k]] = SampleResult(verdict.is_object() ? &verdict : nullptr, "");
+    }
+    return std::nullopt;
+  };
+
+  auto slime = [this, admit, unauthorized, judge_samples](const HttpRequest& req, HttpResponse& res) {
+    Role role = Role::kAnonymous;
+    if (auto e = admit(req, role, req.path_params.empty() ? "" : req.path_params[0])) return unauthorized(res, *e);
+    json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object() || !body.contains("response") || !body["response"].is_string() ||
+        !body.contains("label") || !body["label"].is_string()) {
+      return Error(res, RequestError{400, "",
+                                     "slime's remote_rm body: {\"prompt\", \"response\", \"label\": the "
+                                     "task's sha256}"});
+    }
+    std::vector<json> results;
+    if (auto e = judge_samples({{body["response"].get<std::string>(), body["label"].get<std::string>()}}, req, 110,
+                               role, results)) {
+      return Error(res, *e);
+    }
+    SetContent(res, results.front().dump(), "application/json");
+  };
+  s.Route("POST", "/v1/compat/slime", counted("/v1/compat/slime", slime));
+  s.Route("POST", "/v1/compat/slime/{token}", counted("/v1/compat/slime", slime));
+
+  auto openrlhf = [this, admit, unauthorized, judge_samples](const HttpRequest& req, HttpResponse& res) {
+    Role role = Role::kAnonymous;
+    if (auto e = admit(req, role, req.path_params.empty() ? "" : req.path_params[0])) return unauthorized(res, *e);
+    json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    auto strings = [&](const char* key) {
+      return body.is_object() && body.contains(key) && body[key].is_array() &&
+             std::all_of(body[key].begin(), body[key].end(), [](const json& x) { return x.is_string(); });
+    };
+    if (!strings("query") || !strings("labels") || body["query"].size() != body["labels"].size() ||
+        (body.contains("prompts") && (!strings("prompts") || body["prompts"].size() != body["query"].size()))) {
+      return Error(res, RequestError{400, "",
+                                     "OpenRLHF's remote reward body: {\"query\": [...], \"prompts\": [...], "
+                                     "\"labels\": [the tasks' sha256]}, lists of one length"});
+    }
+    std::vector<std::pair<std::string, std::string>> samples;
+    for (std::size_t i = 0; i < body["query"].size(); ++i) {
+      std::string text = body["query"][i].get<std::string>();
+      // The query is the prompt and the response: the code is the response's.
+      if (body.contains("prompts")) {
+        const std::string prompt = body["prompts"][i].get<std::string>();
+        if (text.rfind(prompt, 0) == 0) text = text.substr(prompt.size());
+      }
+      samples.emplace_back(text, body["labels"][i].get<std::string>());
+    }
+    std::vector<json> results;
+    if (auto e = judge_samples(samples, req, 170, role, results)) return Error(res, *e);
+    json answer = {{"rewards", json::array()}, {"scores", json::array()}, {"extra_logs", json::object()}};
+    for (const json& r : results) {
+      answer["rewards"].push_back(r["score"]);
+      answer["scores"].push_back(r["anvil_q"]);
+      for (const char* key : {"anvil_status_code", "anvil_speedup", "anvil_infra_error", "anvil_cached"}) {
+        answer["extra_logs"][key].push_back(r[key]);
+      }
+    }
+    SetContent(res, answer.dump(), "application/json");
+  };
+  s.Route("POST", "/v1/compat/openrlhf", counted("/v1/compat/openrlhf", openrlhf));
+  s.Route("POST", "/v1/compat/openrlhf/{token}", counted("/v1/compat/openrlhf", openrlhf));
 }
 
 }  // namespace anvil

@@ -301,6 +301,12 @@ def test_tokens_roles_and_task_registration(tmp_path):
         status, _, body = s.request("POST", "/v1/jobs", request, headers=as_client)
         assert status == 202
         assert s.request("GET", f"/v1/jobs/{body['job_ids'][0]}?wait=30", headers=as_client)[2]["state"] == "done"
+        # The compatibility endpoints take the token in their path (their trainers send no headers).
+        sample = {"prompt": "p", "response": "```cpp\n" + native + "```", "label": request["task_hash"]}
+        status, _, body = s.request("POST", "/v1/compat/slime/" + client + "?format=native", sample)
+        assert status == 200 and body["anvil_status_code"] == 0, body
+        assert s.request("POST", "/v1/compat/slime?format=native", sample)[0] == 401
+        assert s.request("POST", "/v1/compat/slime/" + "z" * 32 + "?format=native", sample)[0] == 401
     finally:
         assert s.stop() == 0, s.stderr()
     assert client not in s.stderr() and admin not in s.stderr()
