@@ -551,3 +551,27 @@ def test_a_degenerate_task_is_refused_once_found(tmp_path):
         assert status == 200, body
     finally:
         assert s.stop() == 0, s.stderr()
+
+
+def test_64_concurrent_clients(tmp_path):
+    """64 clients at once, each with its own connection and candidate: every one gets its verdict, well within a
+    minute, and /metrics counts them all."""
+    s = Service(tmp_path, "-j", "2")
+    try:
+        def one(i):
+            body = job_body("pass_native.cpp" if i % 2 == 0 else "wrong_answer_native.cpp")
+            body["candidate_source"] += f"\n// client {i}\n"
+            return s.request("POST", "/v1/evaluate", body, timeout=120)
+
+        start = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(64) as pool:
+            answers = list(pool.map(one, range(64)))
+        took = time.monotonic() - start
+        assert [a[0] for a in answers] == [200] * 64
+        assert [a[2]["verdict"]["status"] for a in answers] == ["pass", "wrong_answer"] * 32
+        assert len({a[2]["job_id"] for a in answers}) == 64
+        assert took < 60, took
+        text = s.request("GET", "/metrics")[2]
+        assert 'anvil_http_requests_total{route="/v1/evaluate",code="200"} 64' in text
+    finally:
+        assert s.stop() == 0, s.stderr()
