@@ -47,9 +47,9 @@ using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;                // 0: any free port.
-  int max_connections = 1024;  // Open at once; also the number of workers.
-  std::size_t max_header_bytes = 16 << 10;
+  int port = 0;                             // 0: any free port.
+  int max_connections = 1024;               // Open at once; also the number of workers.
+  std::size_t max_header_bytes = 64 << 10;  // A long-poll of 1,024 job ids is ~35 KiB.
   std::size_t max_body_bytes = 4 << 20;
   std::chrono::milliseconds request_deadline{10000};  // From a request's first byte to its last.
   std::chrono::milliseconds idle_timeout{5000};       // A keep-alive connection with no request begun.

@@ -53,7 +53,10 @@ class Service:
              "--timeout", str(timeout), *([] if cache else ["--no-verdict-cache"]), *args],
             stdout=subprocess.PIPE, stderr=open(self.stderr_path, "w"), text=True)
         line = self.proc.stdout.readline()
-        assert line.startswith("anvil serve: listening on http://"), (line, self.stderr())
+        if not line.startswith("anvil serve: listening on http://"):
+            self.proc.kill()  # Never leave a server behind.
+            self.proc.wait(timeout=10)
+            raise AssertionError((line, self.stderr()))
         self.url = line.split()[-1].replace("0.0.0.0", "127.0.0.1")
 
     def stderr(self):
@@ -383,6 +386,10 @@ def test_jobs_in_a_batch_awaited_by_long_poll(service):
     for j in body["jobs"]:
         validate(j["verdict"], load_schema())
         job_schema.validate({k: v for k, v in j.items() if k != "verdict"})  # The verdict: just above.
+    # A long-poll naming 1,024 ids (the most) fits in a request.
+    many = ",".join(ids * 256)
+    status, _, body = service.request("GET", "/v1/jobs?ids=" + many)
+    assert status == 200 and len(body["jobs"]) == 1024, body
     status, _, one = service.request("GET", f"/v1/jobs/{ids[1]}")
     assert status == 200 and one["state"] == "done" and one["verdict"]["status"] == "wrong_answer"
     # One job posted alone; a batch with a bad job is refused whole, naming it.
