@@ -137,7 +137,7 @@ def main():
             row = json.loads(line)
             if not row["result"].startswith("not run") or "deadline of this run" not in row["detail"]:
                 done[row["problem"]] = row
-    todo = sum(1 for source in problems if str(source.relative_to(root)) not in done)
+    to_run = sum(1 for source in problems if str(source.relative_to(root)) not in done)
     stop_at = time.monotonic() + args.stop_after if args.stop_after else None
     lock = threading.Lock()
     finished = [0]
@@ -155,7 +155,7 @@ def main():
                 with open(args.progress, "a") as f:
                     f.write(json.dumps(row) + "\n")
             finished[0] += 1
-            print(f"[{finished[0]}/{todo}] {rel} ({row['size']}): {row['result']} "
+            print(f"[{finished[0]}/{to_run}] {rel} ({row['size']}): {row['result']} "
                   f"{row['detail'][:100]}", file=sys.stderr, flush=True)
         return row
 

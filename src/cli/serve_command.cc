@@ -120,9 +120,11 @@ int Run(const ServeArgs& a) {
   auto service =
       EvaluationService::Start(options, [&metrics, quiet](const std::string& job_id, const Verdict& v, bool cached) {
         metrics.CountVerdict(v, cached);
-        if (!quiet) {
-          std::fprintf(stderr, "anvil serve: %s %s %s\n", job_id.c_str(), StatusName(v.status),
-                       cached ? "(cached)" : (std::to_string(v.seconds).substr(0, 5) + " s").c_str());
+        if (quiet) return;
+        if (cached) {
+          std::fprintf(stderr, "anvil serve: %s %s (cached)\n", job_id.c_str(), StatusName(v.status));
+        } else {
+          std::fprintf(stderr, "anvil serve: %s %s %.2f s\n", job_id.c_str(), StatusName(v.status), v.seconds);
         }
       });
   if (!service.ok()) {

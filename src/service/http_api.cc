@@ -433,8 +433,7 @@ void HttpApi::Routes() {
   // (`deadline_s`, default 110 s for slime's 120, 170 s for OpenRLHF's 180),
   // a sample without a verdict by then flagged as an infra error.
   auto judge_samples = [this](const std::vector<std::pair<std::string, std::string>>& samples, const HttpRequest& req,
-                              double default_deadline, Role role,
-                              std::vector<json>& results) -> std::optional<RequestError> {
+                              double default_deadline, std::vector<json>& results) -> std::optional<RequestError> {
     const auto start = Clock::now();
     double deadline = default_deadline;
     if (req.params.count("deadline_s")) {
@@ -461,13 +460,11 @@ void HttpApi::Routes() {
         continue;
       }
       if (parsed.error) {
+        // Named as the trainer sent them: the label, the format parameter.
         if (parsed.error->field == "task_hash") parsed.error->field = "label";
-        if (parsed.error->field == "response" || parsed.error->field == "candidate_format") {
-          parsed.error->field = parsed.error->field == "response" ? "response" : "format";
-        }
+        if (parsed.error->field == "candidate_format") parsed.error->field = "format";
         return parsed.error;
       }
-      (void)role;
       requests.push_back(std::move(parsed.request));
       judged.push_back(i);
     }
@@ -502,7 +499,7 @@ void HttpApi::Routes() {
     }
     std::vector<json> results;
     if (auto e = judge_samples({{body["response"].get<std::string>(), body["label"].get<std::string>()}}, req, 110,
-                               role, results)) {
+                               results)) {
       return Error(res, *e);
     }
     SetContent(res, results.front().dump(), "application/json");
@@ -535,7 +532,7 @@ void HttpApi::Routes() {
       samples.emplace_back(text, body["labels"][i].get<std::string>());
     }
     std::vector<json> results;
-    if (auto e = judge_samples(samples, req, 170, role, results)) return Error(res, *e);
+    if (auto e = judge_samples(samples, req, 170, results)) return Error(res, *e);
     json answer = {{"rewards", json::array()}, {"scores", json::array()}, {"extra_logs", json::object()}};
     for (const json& r : results) {
       answer["rewards"].push_back(r["score"]);
