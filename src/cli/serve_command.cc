@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "core/sandbox_switches.h"
+#include "core/zygote.h"
 #include "integrity/candidate_sandbox.h"
 #include "service/auth.h"
 #include "service/evaluation_service.h"
@@ -167,9 +168,17 @@ int Run(const ServeArgs& a) {
   std::fprintf(stderr, "%s: judging on %s (%zu device(s), %d side by side each; policy %s, %d trials)\n", me,
                backend.value().name().c_str(), options.devices.size(), std::max(a.jobs, 1),
                options.eval.policy.name.c_str(), options.eval.trials);
+  // The Python workers' zygote (PyTorch imported once, ~2 s) starts now, not
+  // in the first requests' time; /readyz says when it is up.
+  api.WorkersStarting();
   std::printf("anvil serve: listening on http://%s:%d\n", a.host.c_str(), port.value());
   std::fflush(stdout);
+  std::thread warm_up([&api] {
+    (void)Zygote::Shared();
+    api.WorkersReady();
+  });
   api.Serve();
+  warm_up.join();
   service.value()->Drain();
   // The signal thread has returned once the listener stopped on a signal;
   // wake it if the listener stopped on its own.

@@ -207,9 +207,14 @@ void HttpApi::Routes() {
           }));
   s.Route("GET", "/readyz", counted("/readyz", [this](const HttpRequest&, HttpResponse& res) {
             const ServiceLoad load = service_.Load();
-            json body = {{"ready", true},
+            const bool ready = workers_ready_;
+            json body = {{"ready", ready},
                          {"backend", service_.backend_name()},
                          {"jobs", {{"queued", load.queued}, {"running", load.evaluating}}}};
+            if (!ready) {
+              body["starting"] = "the Python workers (PyTorch is imported once, a few seconds)";
+              res.status = 503;
+            }
             SetContent(res, body.dump(), "application/json");
           }));
   s.Route("GET", "/metrics", counted("/metrics", [this](const HttpRequest&, HttpResponse& res) {

@@ -56,6 +56,10 @@ class HttpApi {
   // once the requests in flight have their answers.
   void Serve();
   void Stop();
+  // /readyz answers 503 between these (the Python workers' start-up):
+  // requests are taken meanwhile, but wait for the workers.
+  void WorkersStarting() { workers_ready_ = false; }
+  void WorkersReady() { workers_ready_ = true; }
 
  private:
   void Routes();
@@ -64,6 +68,7 @@ class HttpApi {
   const ApiOptions options_;
   ServiceMetrics& metrics_;
   std::atomic<int> sync_waiting_{0};
+  std::atomic<bool> workers_ready_{true};
   std::unique_ptr<HttpServer> server_;
 };
 

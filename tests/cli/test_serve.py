@@ -31,6 +31,21 @@ def openapi_schema(name):
 CANDIDATES = EXAMPLES / "candidates" / "relu"
 
 
+class _ResponseValidators(dict):
+    """OPENAPI_RESPONSE_VALIDATORS[path][code]: a validator of a GET's answer as docs/openapi.json describes it."""
+
+    def __missing__(self, path):
+        import jsonschema
+        out = {code: jsonschema.Draft202012Validator({**r["content"]["application/json"]["schema"],
+                                                       "$defs": OPENAPI["components"]["schemas"]})
+               for code, r in OPENAPI["paths"][path]["get"]["responses"].items()}
+        self[path] = out
+        return out
+
+
+OPENAPI_RESPONSE_VALIDATORS = _ResponseValidators()
+
+
 def job_body(candidate_file=None, **fields):
     body = {"task_source": RELU, "backend": "cpu"}
     if candidate_file is not None:
@@ -80,6 +95,19 @@ class Service:
 
     def evaluate(self, candidate_file=None, **fields):
         return self.request("POST", "/v1/evaluate", job_body(candidate_file, **fields))
+
+    def wait_ready(self, seconds=120):
+        """Polls /readyz until 200 (the Python workers are up); every answer before it is 503 "starting"."""
+        deadline = time.monotonic() + seconds
+        answers = []
+        while time.monotonic() < deadline:
+            status, _, body = self.request("GET", "/readyz")
+            answers.append((status, body))
+            if status == 200:
+                return answers
+            assert status == 503 and body["ready"] is False and "Python workers" in body["starting"], body
+            time.sleep(0.05)
+        raise AssertionError(f"not ready in {seconds} s: {answers[-1]}")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -194,8 +222,27 @@ def test_malformed_requests_name_the_field(service):
     assert status == 200 and body["verdict"]["status"] == "pass"
 
 
+def test_readyz_waits_for_the_workers_and_requests_meanwhile_are_judged(tmp_path):
+    s = Service(tmp_path)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            # Sent at once: taken while the workers start (PyTorch's import alone takes longer than this request).
+            early = pool.submit(s.evaluate, "pass_native.cpp")
+            answers = s.wait_ready()
+            assert answers[0][0] == 503, answers[0]
+            ready = answers[-1][1]
+            assert ready["ready"] is True and "starting" not in ready
+            status, _, body = early.result(timeout=120)
+            assert status == 200 and body["verdict"]["status"] == "pass"
+        for status, body in (answers[0], answers[-1]):
+            OPENAPI_RESPONSE_VALIDATORS["/readyz"][str(status)].validate(body)
+    finally:
+        assert s.stop() == 0, s.stderr()
+
+
 def test_healthz_answers_while_judging_and_deadline_is_503(tmp_path):
     s = Service(tmp_path, timeout=20)
+    s.wait_ready()
     try:
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             hang = pool.submit(s.evaluate, "timeout_native.cpp")
