@@ -4,9 +4,12 @@
 #   ctest --test-dir build -L gpu
 # The real model server's test (llama-cpp-python, built from source: ~5 minutes) carries `model_server`:
 #   scripts/model_server_venv.sh && ctest --test-dir build -L model_server
+# verl's reward loop around anvil's manager runs verl 0.9.1 from PyPI, in .venv-verl (~1 GB, ~1 minute to install;
+# label `verl`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
+"$root/scripts/verl_venv.sh"
 build="${ANVIL_BUILD_DIR:-$root/build}"
 labels=(-LE "gpu|model_server")
 [ "${ANVIL_GPU_TESTS:-0}" = "1" ] && labels=()

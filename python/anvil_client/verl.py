@@ -16,7 +16,8 @@ cut at the token limit, 9 refused), `anvil_q` (correctness rate), `anvil_speedup
 
 reward_kwargs (each also from the environment: $ANVIL_URL, $ANVIL_BACKEND, ...): anvil_url, token_file, backend,
 candidate_format, policy, trials, timeout_s (default 280, under verl's 300 s reward timeout: past it the sample
-answers flagged as an infra error while its job goes on), max_concurrency (per worker process, default 64).
+answers flagged as an infra error while its job goes on), max_concurrency (per worker process, default 64), retries
+(of a busy service or a failed connection, default 10).
 """
 
 import asyncio
@@ -24,6 +25,7 @@ import math
 import os
 import re
 import sys
+import weakref
 from pathlib import Path
 
 # verl loads this file by its path: the package beside it must be importable.
@@ -31,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from anvil_client.client import STATUS_CODES, AsyncClient, ServiceError  # noqa: E402
 
 KEYS = ("score", "anvil_status_code", "anvil_q", "anvil_speedup", "anvil_infra_error", "anvil_cached")
-_clients = {}
+_clients = weakref.WeakKeyDictionary()  # event loop -> {(url, token file): client}
 
 
 def _setting(kwargs, name, default=None):
@@ -47,11 +49,12 @@ def _client(kwargs):
     """One client per event loop and service (its concurrency limit belongs to the loop)."""
     url = _setting(kwargs, "anvil_url", "http://127.0.0.1:8000")
     token_file = _setting(kwargs, "token_file")
-    key = (id(asyncio.get_running_loop()), url, token_file)
-    if key not in _clients:
-        _clients[key] = AsyncClient(url, token_file=token_file,
-                                    max_concurrency=int(_setting(kwargs, "max_concurrency", 64)))
-    return _clients[key]
+    clients = _clients.setdefault(asyncio.get_running_loop(), {})
+    if (url, token_file) not in clients:
+        clients[(url, token_file)] = AsyncClient(url, token_file=token_file,
+                                                 max_concurrency=int(_setting(kwargs, "max_concurrency", 64)),
+                                                 retries=int(_setting(kwargs, "retries", 10)))
+    return clients[(url, token_file)]
 
 
 def result(verdict=None, outcome=None, infra=False):
@@ -75,9 +78,14 @@ def result(verdict=None, outcome=None, infra=False):
             "anvil_speedup": math.nan, "anvil_infra_error": 1, "anvil_cached": 0}
 
 
-async def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+def task_fields(ground_truth):
+    """The request's task: the sha256 of a task the service holds, or a task's text."""
     task = str(ground_truth)
-    where = {"task_hash": task} if re.fullmatch(r"[0-9a-f]{64}", task) else {"task_source": task}
+    return {"task_hash": task} if re.fullmatch(r"[0-9a-f]{64}", task) else {"task_source": task}
+
+
+async def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    where = task_fields(ground_truth)
     options = {"policy": _setting(kwargs, "policy"), "trials": kwargs.get("trials")}
     try:
         verdict = await _client(kwargs).evaluate(
