@@ -5,13 +5,16 @@
   overhead  for real verdicts (cache off): client latency - verdict.seconds <= 5 ms p50.
   jobs      1,000 jobs (native candidates) posted in batches and awaited by long-poll, without error.
   slowloris 64 connections trickling their requests: /healthz latency meanwhile (<= 50 ms), each one cut off (408).
+  grpo      a simulated GRPO step: 8 samples for each of 8 tasks posted at once through the verl adapter
+            (anvil_client/verl.py's compute_score), cache off, against `anvil eval --list` with the same -j on the
+            same candidates: wall time <= 1.1x, two runs each, alternating.
 
-    python3 bench/scripts/serve_load.py [--only hits,overhead,jobs,slowloris] [--rate 200] [--seconds 30]
+    python3 bench/scripts/serve_load.py [--only hits,overhead,jobs,slowloris,grpo] [--rate 200] [--seconds 30]
         [--out bench/results/serve_cpu.md]
 
-Each part starts its own server (build/anvil; $ANVIL_BIN) with a fresh job store; the cache folder is the default
-one (~/.cache/anvil), so torch is probed once. Latencies are from the scheduled send time (open loop: a slow answer
-does not delay the next request).
+Each part starts its own server (build/anvil; $ANVIL_BIN) with a fresh job store and waits for /readyz; the cache
+folder is the default one (~/.cache/anvil), so torch is probed once. Latencies are from the scheduled send time
+(open loop: a slow answer does not delay the next request).
 """
 
 import argparse
@@ -56,6 +59,12 @@ class Server:
             raise SystemExit("anvil serve did not start: " + (Path(tmp) / "serve.err").read_text())
         self.url = line.split()[-1]
         self.port = int(self.url.rsplit(":", 1)[1])
+        # As a trainer's launcher does: wait for /readyz (the Python workers up).
+        deadline = time.monotonic() + 120
+        while asyncio.run(http(self.port, "GET", "/readyz"))[0] != 200:
+            if time.monotonic() > deadline:
+                raise SystemExit("anvil serve not ready in 120 s")
+            time.sleep(0.05)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -243,18 +252,112 @@ def part_slowloris(args, lines):
             s.stop()
 
 
+GRPO_TASKS = {  # name: (example task, its candidates' folder, {text: replacement} making a distinct task)
+    "relu": ("relu", {}), "relu_b32": ("relu", {"batch_size = 16": "batch_size = 32"}),
+    "matmul": ("matmul", {}), "matmul_m128": ("matmul", {"M = 64": "M = 128"}),
+    "small_mlp": ("small_mlp", {}), "small_mlp_b32": ("small_mlp", {"batch_size = 16": "batch_size = 32"}),
+    "sum_reduction": ("sum_reduction", {}), "sum_reduction_b32": ("sum_reduction", {"batch_size = 16": "batch_size = 32"}),
+}
+
+
+def grpo_group(tmp, run):
+    """8 tasks x 8 samples: each sample one of its task's native candidates (no timeout ones: they only wait), made
+    distinct by a comment naming the run and sample, as a model's samples are; written out for `anvil eval --list`."""
+    folder = Path(tmp) / f"grpo-{run}"
+    folder.mkdir()
+    samples, listing = [], []
+    for name, (base, edits) in GRPO_TASKS.items():
+        text = (ROOT / "examples" / "tasks" / f"{base}.py").read_text()
+        for old, new in edits.items():
+            assert old in text, (base, old)
+            text = text.replace(old, new)
+        task = folder / f"{name}.py"
+        task.write_text(text)
+        candidates = sorted(p for p in (ROOT / "examples" / "candidates" / base).glob("*_native.cpp")
+                            if not p.name.startswith("timeout"))
+        for i in range(8):
+            code = candidates[i % len(candidates)].read_text() + f"\n// grpo run {run} sample {i}\n"
+            path = folder / f"{name}-{i}.cpp"
+            path.write_text(code)
+            listing.append(json.dumps({"task": str(task), "candidate": str(path)}))
+            samples.append((text, "Here is my kernel.\n```cpp\n" + code + "```\n"))
+    (folder / "list.jsonl").write_text("\n".join(listing) + "\n")
+    return samples, folder / "list.jsonl"
+
+
+def part_grpo(args, lines):
+    sys.path.insert(0, str(ROOT / "python"))
+    from anvil_client import verl as verl_adapter
+    options = ["--timeout", "20", "-j", str(args.grpo_jobs)]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        # Warm up what both sides share: torch probed, every task's trials and baselines prepared.
+        samples, listing = grpo_group(tmp, "warm")
+        subprocess.run([ANVIL, "eval", "--list", str(listing), "-b", "cpu", "-q", "--json", *options],
+                       stdout=subprocess.DEVNULL, check=False)
+        for run in range(1, 3):
+            samples, listing = grpo_group(tmp, f"eval{run}")
+            start = time.perf_counter()
+            proc = subprocess.run([ANVIL, "eval", "--list", str(listing), "-b", "cpu", "-q", "--json", *options],
+                                  capture_output=True, text=True)
+            took = time.perf_counter() - start
+            verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+            rows.append(("anvil eval --list", run, took, statuses_of(v["status"] for v in verdicts)))
+
+            (Path(tmp) / f"serve{run}").mkdir()
+            s = Server(Path(tmp) / f"serve{run}", "--no-verdict-cache", *options)
+            codes = {v: k for k, v in verl_adapter.STATUS_CODES.items()}
+            try:
+                # A fresh server's first step, then its second: a trainer's service has served earlier steps.
+                for step_name in ("first step", "next step"):
+                    samples, _ = grpo_group(tmp, f"serve{run}-{step_name.split()[0]}")
+
+                    async def step():
+                        return await asyncio.gather(*[
+                            verl_adapter.compute_score("kernelbench", response, task, {}, anvil_url=s.url,
+                                                       backend="cpu", candidate_format="native", timeout_s=600)
+                            for task, response in samples])
+
+                    start = time.perf_counter()
+                    results = asyncio.run(step())
+                    took = time.perf_counter() - start
+                    rows.append((f"anvil serve + verl compute_score, {step_name}", run, took,
+                                 statuses_of(codes.get(r["anvil_status_code"], "?") for r in results)))
+            finally:
+                s.stop()
+    eval_mean = statistics.mean(r[2] for r in rows if r[0].startswith("anvil eval"))
+    first_mean = statistics.mean(r[2] for r in rows if r[0].endswith("first step"))
+    serve_mean = statistics.mean(r[2] for r in rows if r[0].endswith("next step"))
+    lines += ["## A simulated GRPO step", "",
+              f"8 samples for each of 8 tasks (relu, matmul, small_mlp, sum_reduction and a second size of each; the "
+              f"samples cycle through each task's native candidates, a comment making each distinct), cpu backend, "
+              f"`{' '.join(options)}`, cache off; a warm-up eval first prepares the tasks for both. Alternating:",
+              "", "| how | run | wall s | statuses |", "|---|---|---|---|"]
+    lines += [f"| {how} | {run} | {took:.1f} | {st} |" for how, run, took, st in rows]
+    lines += ["", f"Mean wall: serve's next step {serve_mean:.1f} s / eval {eval_mean:.1f} s = {serve_mean / eval_mean:.3f}; "
+              f"serve's first step {first_mean:.1f} s / eval = {first_mean / eval_mean:.3f}.", ""]
+
+
+def statuses_of(statuses):
+    counts = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", default="hits,overhead,jobs,slowloris")
+    ap.add_argument("--only", default="hits,overhead,jobs,slowloris,grpo")
     ap.add_argument("--rate", type=float, default=200)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--verdicts", type=int, default=50)
     ap.add_argument("--jobs", type=int, default=1000)
+    ap.add_argument("--grpo-jobs", type=int, default=2, help="-j of both sides of the GRPO step")
     ap.add_argument("--out")
     args = ap.parse_args()
     lines = ["# anvil serve on the CPU machine", "",
              f"Command: `python3 bench/scripts/serve_load.py --only {args.only} --rate {args.rate:g} --seconds "
-             f"{args.seconds:g}`; {os.cpu_count()} cores; {subprocess.run([ANVIL, '--version'], capture_output=True, text=True).stdout.strip()}.", ""]
+             f"{args.seconds:g}` (.venv/bin/python); {os.cpu_count()} cores; {subprocess.run([ANVIL, '--version'], capture_output=True, text=True).stdout.strip()}.", ""]
     for part in args.only.split(","):
         print(f"[serve_load] {part}", file=sys.stderr, flush=True)
         globals()["part_" + part](args, lines)
