@@ -419,18 +419,24 @@ void EvaluationService::Enqueue(std::shared_ptr<ServiceJob> job, Ready ready) {
           degenerate_.emplace(degenerate_key, v.task_degenerate);
         }
         if (on_verdict_) on_verdict_(job->id(), v, false);
+        NoLongerInFlight(job->id(), key);
         job->Finish(std::move(text));
         Done(job->id(), key);
       },
       std::move(hooks));
 }
 
-void EvaluationService::Done(const std::string& id, const std::string& cache_key) {
+void EvaluationService::NoLongerInFlight(const std::string& id, const std::string& cache_key) {
   std::lock_guard<std::mutex> lock(mu_);
-  live_.erase(id);
   if (auto it = in_flight_.find(cache_key); !cache_key.empty() && it != in_flight_.end() && it->second->id() == id) {
     in_flight_.erase(it);
   }
+}
+
+void EvaluationService::Done(const std::string& id, const std::string& cache_key) {
+  NoLongerInFlight(id, cache_key);
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.erase(id);
   drained_.notify_all();
 }
 

@@ -155,6 +155,9 @@ class EvaluationService {
   // A job has its verdict, or was dropped: it leaves the live jobs (and the
   // jobs in flight, under its cache key).
   void Done(const std::string& id, const std::string& cache_key);
+  // It leaves the jobs in flight only: before its waiters wake, so that a
+  // request repeated once they have the verdict never joins the finished job.
+  void NoLongerInFlight(const std::string& id, const std::string& cache_key);
 
   const ServiceOptions options_;
   std::unique_ptr<JobStore> store_;
