@@ -2,12 +2,13 @@
 
 Started once by the engine with a SOCK_SEQPACKET socket as fd 3 and the path of libanvil_sandbox.so. It imports
 torch and the workers (no CUDA: each child makes its own context), says "ready", then serves requests: JSON
-{"id", "module", "args", "env", "cwd", "sandbox", "ruleset", "passed", "parent", "parent_group"} with descriptors
-(stdout, stderr, report, then the Landlock ruleset and the passed ones, at the indexes the request names). For each
-it forks a child that takes those descriptors as 1, 2, 3, 4, ..., its environment and working folder, its own process
-group, enters the sandbox (the same code as an exec'd worker: anvil_sandbox_enter), writes the layers to the report
-descriptor, and runs the module as __main__. It answers {"id", "pid"} at once and {"exit": pid, "status": wait
-status} when the child has ended. It holds no task data: reference outputs and seeds only ever exist in children.
+{"id", "module", "args", "env", "cwd", "sandbox", "ruleset", "passed", "cgroups", "parent", "parent_group"} with
+descriptors (stdout, stderr, report, then the Landlock ruleset, the passed ones and the job's control groups'
+cgroup.procs, at the indexes the request names). For each it forks a child that joins those control groups, takes
+the descriptors as 1, 2, 3, 4, ..., its environment and working folder, its own process group, enters the sandbox
+(the same code as an exec'd worker: anvil_sandbox_enter), writes the layers to the report descriptor, and runs the
+module as __main__. It answers {"id", "pid"} at once and {"exit": pid, "status": wait status} when the child has
+ended. It holds no task data: reference outputs and seeds only ever exist in children.
 """
 
 import ctypes
@@ -27,8 +28,27 @@ PR_SET_PDEATHSIG = 1
 HIGH_FD = 100  # Where the report and ruleset descriptors wait while the others are put in place.
 
 
+CGROUP_LAYER = 1 << 9  # kSandboxCgroup (src/core/sandbox.h)
+
+
+def _join_cgroups(request, fds):
+    """First thing in the child: into the job's control groups (its quotas, src/core/cgroup.h). One it cannot join
+    ends the child before anything runs: its report says no cgroup layer, and anvil calls that its own failure."""
+    for i in request.get("cgroups", []):
+        try:
+            os.write(fds[i], b"0")
+        except OSError as e:
+            os.write(fds[2], struct.pack("<I", 0))
+            os.write(fds[1], f"cannot join the job's control group: {e}\n".encode())
+            os._exit(127)
+    for i in request.get("cgroups", []):
+        os.close(fds[i])
+    return CGROUP_LAYER if request.get("cgroups") else 0
+
+
 def _enter(request, fds, sandbox_lib):
     """In the child: descriptors, environment, folder, sandbox. Returns nothing; raises on failure."""
+    joined = _join_cgroups(request, fds)
     os.setpgid(0, 0)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -63,7 +83,7 @@ def _enter(request, fds, sandbox_lib):
         # The zygote (this child's parent) is as off-limits to signals as anvil.
         layers = sandbox_lib.anvil_sandbox_enter(request["sandbox"].encode(), ruleset, request["parent"],
                                                  request["parent_group"], os.getppid())
-    os.write(report, struct.pack("<I", layers))
+    os.write(report, struct.pack("<I", layers | joined))
     os.close(report)
     if ruleset >= 0:
         os.close(ruleset)

@@ -2,10 +2,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "core/cgroup.h"
 #include "core/environment.h"
 
 namespace anvil {
@@ -55,6 +60,13 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "candidates while the GPUs run earlier ones (default: half the CPU cores with a GPU backend, 0 "
                   "with cpu; 0: no compiling ahead)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--quota-memory", f.quota_memory,
+                  "Memory each candidate process may use, in a control group of its own (the kernel kills it "
+                  "past that: runtime_error): a size (8G, 512M), 'auto' (the memory available to anvil over the "
+                  "slots side by side) or 'none'; a size is capped at 'auto'")
+      ->capture_default_str();
+  cmd->add_option("--quota-pids", f.quota_pids, "Processes and threads each candidate may have at once (0: no quota)")
+      ->capture_default_str();
   cmd->add_option("--policy", f.policy,
                   "Rules that decide what is correct and legal (docs/rules.md): musacoder (the MusaCoder paper's: "
                   "custom kernels only), kernelbench (KernelBench's eval: torch ops allowed, its static checker), "
@@ -135,7 +147,97 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   auto policy = PolicyNamed(f.policy);
   if (!policy.ok()) return policy.status();
   o.policy = policy.value();
+  auto quota = RunQuota(f);
+  if (!quota.ok()) return quota.status();
+  o.run_quota = quota.value();
   return o;
+}
+
+namespace {
+
+// "8G", "512M", "1.5GiB", "1048576": bytes; nullopt when malformed.
+std::optional<std::uint64_t> ParseSize(const std::string& text) {
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(used);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+  double scale = 1;
+  if (unit == "K") {
+    scale = 1024.0;
+  } else if (unit == "M") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "G") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "T") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else if (!unit.empty() && unit != "B") {
+    return std::nullopt;
+  }
+  if (number < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(number * scale);
+}
+
+// GPUs side by side: --gpus N, else those CUDA_VISIBLE_DEVICES or /dev shows.
+int GpusHint(const EvalFlags& f) {
+  if (f.backend != "cuda") return 1;
+  if (f.gpus != "all") return std::max(1, std::atoi(f.gpus.c_str()));
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr && *visible != '\0') {
+    return 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
+  }
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+        std::all_of(name.begin() + 6, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      ++n;
+    }
+  }
+  return std::max(1, n);
+}
+
+}  // namespace
+
+Result<JobQuota> RunQuota(const EvalFlags& f) {
+  JobQuota q;
+  const bool named = f.quota_memory != "auto" && f.quota_memory != "none";
+  std::optional<std::uint64_t> asked;
+  if (named) {
+    asked = ParseSize(f.quota_memory);
+    if (!asked) {
+      return Status::Error("--quota-memory takes a size (8G, 512M, bytes), 'auto' or 'none', not '" + f.quota_memory +
+                           "'");
+    }
+  }
+  if (f.quota_memory != "none" && (!asked || *asked > 0)) {
+    if (!JobCgroup::CanLimitMemory()) {
+      if (named) {
+        return Status::Error("--quota-memory " + f.quota_memory + ": this machine cannot keep it (" +
+                             JobCgroup::Mechanisms() + "); use --quota-memory none to run without");
+      }
+    } else {
+      const std::uint64_t slots = static_cast<std::uint64_t>(std::max(1, f.jobs)) * GpusHint(f);
+      const std::uint64_t share = JobCgroup::MemoryAvailable() / slots;
+      q.memory_bytes = asked ? std::min(*asked, share) : share;
+    }
+  }
+  if (f.quota_pids < 0) return Status::Error("--quota-pids takes 0 (none) or more");
+  if (f.quota_pids > 0) {
+    if (JobCgroup::CanLimitPids()) {
+      q.pids = f.quota_pids;
+    } else if (f.quota_pids != EvalFlags().quota_pids) {
+      return Status::Error("--quota-pids " + std::to_string(f.quota_pids) + ": this machine cannot keep it (" +
+                           JobCgroup::Mechanisms() + "); use --quota-pids 0 to run without");
+    }
+  }
+  return q;
 }
 
 }  // namespace anvil

@@ -34,8 +34,18 @@ struct EvalFlags {
   std::string held_out = "none";  // "none" | "auto": held-out input sets for tasks without a sidecar's.     // Compiles
                                   // ahead of the runs, node-wide; -1: CompileAhead's default.
   std::string gpus = "all";       // How many GPUs of the node: a number or "all".
-  std::string policy = "musacoder";  // The verdict policy (verify/policy.h).
+  std::string policy = "musacoder";   // The verdict policy (verify/policy.h).
+  std::string quota_memory = "auto";  // Each candidate process's memory: a size, "auto" or "none".
+  int quota_pids = 4096;              // Its processes and threads at once; 0: none.
 };
+
+// The candidate processes' quotas from --quota-memory and --quota-pids: a
+// size ("8G", "512M", bytes) is capped at the memory available to anvil ÷
+// the slots side by side (--jobs × GPUs), "auto" is that share, "none" or 0
+// none. Where this machine cannot keep a quota (no writable control group),
+// "auto" and the default pids quota mean none; a quota asked for by name is
+// an error.
+Result<JobQuota> RunQuota(const EvalFlags& flags);
 
 // The devices --gpus names: one backend per GPU (Backend::OnDevice) when
 // there are several, else the backend itself. Error for a malformed --gpus or

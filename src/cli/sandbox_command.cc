@@ -12,6 +12,7 @@
 #include "backend/torch_info.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "core/cgroup.h"
 #include "core/environment.h"
 #include "integrity/candidate_sandbox.h"
 
@@ -55,6 +56,8 @@ int Run(const SandboxCheckArgs& a) {
     if (p.ok && first_working.empty() && !switches.empty()) first_working = switches;
   }
   std::printf("%s", table.Render().c_str());
+  // The quotas' mechanisms (core/cgroup.h): not a layer to probe, the kernel's.
+  std::printf("\nQuotas (--quota-memory, --quota-pids): %s\n", JobCgroup::Mechanisms().c_str());
   if (!a.switches.empty()) return first_working.empty() && !full_ok ? kExitFailure : kExitOk;  // As asked: no advice.
   if (full_ok) {
     std::printf("\nThe full sandbox works with the %s device here.\n", a.backend.c_str());

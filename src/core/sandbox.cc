@@ -257,6 +257,7 @@ std::vector<std::string> SandboxLayerNames(uint32_t layers) {
   if (layers & kSandboxReadOnly) names.push_back("rofs");
   if (layers & kSandboxOwnRoot) names.push_back("root");
   if (layers & kSandboxSignals) names.push_back("signals");
+  if (layers & kSandboxCgroup) names.push_back("cgroup");
   return names;
 }
 

@@ -20,7 +20,9 @@
 //              holding only the listed paths (bind mounts at the same paths,
 //              pivot_root), so the home directory, the cache and other jobs'
 //              folders are not there at all;
-//   rlimits    file size, open files, no core dumps.
+//   rlimits    file size, open files, no core dumps;
+//   cgroup     the job's control groups: memory and process quotas
+//              (core/cgroup.h; joined by RunProcess, not by EnterInChild).
 // Prepare() does all the work that allocates (in the parent); EnterInChild()
 // only makes system calls, so it is safe between fork() and exec() in a
 // multithreaded parent. A prepared Sandbox is immutable and thread-safe.
@@ -74,6 +76,7 @@ enum SandboxLayer : uint32_t {
   kSandboxReadOnly = 1u << 6,  // Every other mount read-only (read_only_mounts).
   kSandboxOwnRoot = 1u << 7,   // A root of the listed paths only (own_root).
   kSandboxSignals = 1u << 8,   // Landlock keeps signals inside the domain (ABI 6).
+  kSandboxCgroup = 1u << 9,    // In the job's control groups (quotas, core/cgroup.h).
 };
 
 // "landlock, seccomp, userns, netns, rlimits, hidden" for the bits set.

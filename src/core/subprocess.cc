@@ -191,12 +191,18 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
   const pid_t parent = getpid();
   const pid_t parent_group = getpgrp();
+  const std::vector<int> cgroup_fds = spec.cgroup ? spec.cgroup->join_fds() : std::vector<int>{};
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]}) close(fd);
     return Status::Error(std::string("fork: ") + strerror(errno));
   }
   if (pid == 0) {
+    // Into the job's control groups before anything else (its quotas).
+    int cgroup_errno = 0;
+    for (int fd : cgroup_fds) {
+      if (cgroup_errno == 0 && write(fd, "0", 1) != 1) cgroup_errno = errno != 0 ? errno : EIO;
+    }
     setpgid(0, 0);
     // If anvil dies (Ctrl-C, kill), the child dies with it instead of running on.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -217,8 +223,13 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
     // The pipe carries [layers][errno]: the layers always, errno only when
-    // the child could not exec.
+    // the child could not exec (or join its control groups).
     uint32_t layers = 0;
+    if (cgroup_errno != 0) {
+      (void)!write(report, &layers, sizeof layers);
+      (void)!write(report, &cgroup_errno, sizeof cgroup_errno);
+      _exit(127);
+    }
     if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
       int e = errno;
       (void)!write(report, &layers, sizeof layers);
@@ -235,6 +246,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
       if (errno == 0) (void)setpriority(PRIO_PROCESS, 0, std::min(now + spec.nice, 19));
     }
     if (spec.sandbox) layers = spec.sandbox->EnterInChild(parent, parent_group);
+    if (!cgroup_fds.empty()) layers |= kSandboxCgroup;
     // After the sandbox (which may hold a descriptor of its own until then):
     // the passed ones become 3, 4, ... and nothing else crosses exec, also not
     // what anvil itself inherited without close-on-exec (a shell's, a test runner's).
@@ -270,6 +282,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     waitpid(pid, nullptr, 0);
     close(out_pipe[0]);
     close(err_pipe[0]);
+    if (spec.cgroup && !(report.layers & kSandboxCgroup)) {
+      return Status::Error("cannot put '" + spec.argv[0] +
+                           "' in its control group (its quotas): " + strerror(exec_errno));
+    }
     return Status::Error("cannot start '" + spec.argv[0] + "': " + strerror(exec_errno));
   }
 
@@ -287,7 +303,15 @@ Result<ProcessResult> WatchZygoteChild(const ProcessSpec& spec, pid_t pid, Zygot
   const std::size_t got = ReadUpTo(exec_pipe[0], &layers, sizeof layers);
   close(exec_pipe[0]);
   if (got < sizeof layers || layers == ~0u) layers = 0;
-  return Watch(spec, pid, zygote, start, layers, out_pipe[0], err_pipe[0]);
+  auto result = Watch(spec, pid, zygote, start, layers, out_pipe[0], err_pipe[0]);
+  if (result.ok() && spec.cgroup && !(layers & kSandboxCgroup)) {
+    // The zygote's child could not join its control groups, and exited
+    // before running anything (anvil_py/zygote.py).
+    const std::string& err = result.value().err;
+    return Status::Error("cannot put '" + spec.python_module +
+                         "' in its control group (its quotas): " + err.substr(err.size() > 300 ? err.size() - 300 : 0));
+  }
+  return result;
 }
 
 Result<ProcessResult> Watch(const ProcessSpec& spec, pid_t pid, Zygote* zygote, Clock::time_point start,

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cgroup.h"
 #include "core/sandbox.h"
 #include "core/status.h"
 
@@ -49,6 +50,11 @@ struct ProcessSpec {
   int nice = 0;
   // When set, the child enters it just before exec (core/sandbox.h).
   std::shared_ptr<const Sandbox> sandbox;
+  // When set, the child joins these control groups first thing after fork,
+  // before any of its code runs (core/cgroup.h); one that cannot is not run
+  // (an error, never the child's failure). ProcessResult's sandbox_layers
+  // has kSandboxCgroup when it did.
+  std::shared_ptr<const JobCgroup> cgroup;
   // Parent descriptors the child gets as fds 3, 4, ... (in this order); every
   // other descriptor stays close-on-exec. The caller keeps and closes its own.
   std::vector<int> pass_fds;

@@ -217,6 +217,13 @@ Result<pid_t> Zygote::Spawn(const ProcessSpec& spec, const std::vector<std::pair
     req["passed"].push_back(fds.size());
     fds.push_back(fd);
   }
+  req["cgroups"] = nlohmann::json::array();
+  if (spec.cgroup) {
+    for (int fd : spec.cgroup->join_fds()) {
+      req["cgroups"].push_back(fds.size());
+      fds.push_back(fd);
+    }
+  }
   std::unique_lock<std::mutex> lock(mu_);
   if (!alive_) return Status::Error("the Python zygote has ended");
   const uint64_t id = next_id_++;

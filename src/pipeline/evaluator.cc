@@ -424,6 +424,7 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   req.deadline = options_.run_deadline;
   req.torch = &torch;
   req.sandbox_switches = SandboxSwitches(torch);
+  req.quota = options_.run_quota;
   return req;
 }
 

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "backend/torch_info.h"
 #include "compile/build.h"
+#include "core/cgroup.h"
 #include "pipeline/device_gate.h"
 #include "pipeline/slots.h"
 #include "run/candidate_run.h"
@@ -50,6 +51,9 @@ struct EvalOptions {
   // Tasks whose sidecar declares no held-out input sets get one made for them
   // (batch_size one smaller; Task::held_out_json "auto"), catalog C1.
   bool held_out_auto = false;
+  // Each candidate process's quotas (core/cgroup.h; RunQuota in
+  // cli/eval_flags.h makes them from the flags); zeros: none.
+  JobQuota run_quota;
 };
 
 // How many input sets the timed calls rotate through, each one's last output

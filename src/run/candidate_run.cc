@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -59,6 +60,17 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
 // two calls on, not all: the traced ones give the kernel trace's evidence (and,
 // in the kernelbench format, run under the aten and host traces), the others
 // the times (the kernel trace costs a kernel ~1-3 %, the aten trace more).
+// "512 MiB", "2.5 GiB".
+std::string Mib(std::uint64_t bytes) {
+  char buf[32];
+  if (bytes >= (std::uint64_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(bytes) / (1 << 30));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+  }
+  return buf;
+}
+
 uint64_t TracedCalls(int iters) {
   const int n = std::clamp(iters, 1, 64);
   std::random_device rd;
@@ -190,8 +202,21 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   spec.env.emplace_back("ANVIL_SPAWN_NS", std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                              std::chrono::system_clock::now().time_since_epoch())
                                                              .count()));
+  std::shared_ptr<JobCgroup> group;
+  if (request.quota.memory_bytes > 0 || request.quota.pids > 0) {
+    auto made = JobCgroup::Create(request.quota);
+    if (!made.ok()) return Status::Error("cannot keep the candidate's quotas: " + made.message());
+    group = std::move(made.value());
+    spec.cgroup = group;
+  }
   auto r = RunProcess(spec);
   RunOutcome out;
+  if (group) {
+    out.quota = request.quota;
+    out.usage = group->Usage();
+    group.reset();  // Kills what the candidate left running (also outside its process group).
+    spec.cgroup.reset();
+  }
   if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.
   report.Finish();
   if (!r.ok()) return r.status();
@@ -216,6 +241,15 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
       out.trials_completed == expected_trials &&
       (!timed || static_cast<int>(out.timed.event_ms.size()) == request.iters || !out.timed.violation.empty());
   out.ok = p.Succeeded() && wrote_all;
+  if (!p.Succeeded() && out.usage.oom_kills > 0) {
+    // The kernel's count, not anything the candidate printed.
+    out.stage = "memory_quota";
+    out.message = "the candidate's process went over its memory quota of " + Mib(out.quota.memory_bytes) +
+                  " and the kernel killed it";
+  } else if (!out.ok && out.usage.pids_limit_hit) {
+    out.message += std::string(out.message.empty() ? "" : "; ") + "it reached its quota of " +
+                   std::to_string(out.quota.pids) + " processes and threads (a fork or a thread failed)";
+  }
   if (p.Succeeded() && !wrote_all && out.message.empty()) {
     out.stage = "exit";
     out.message = out.trials_completed < expected_trials

@@ -16,6 +16,7 @@
 
 #include "backend/backend.h"
 #include "backend/torch_info.h"
+#include "core/cgroup.h"
 #include "core/status.h"
 #include "run/call_clock.h"
 
@@ -56,6 +57,10 @@ struct RunOutcome {
   std::vector<std::string> after_return;
   // From out_dir/timeline.json: the child's own phases (RunGate::phase_seconds).
   std::map<std::string, double> phase_seconds;
+  // The quotas the run had (RunRequest::quota; zeros: none) and what the
+  // kernel counted against them.
+  JobQuota quota;
+  JobUsage usage;
 };
 
 struct RunRequest {
@@ -77,6 +82,9 @@ struct RunRequest {
   std::filesystem::path out_dir;               // Created; outputs land here; the candidate's only writable folder.
   const TorchInfo* torch = nullptr;            // Import paths for the sandbox; required.
   std::string sandbox_switches;                // As in CandidateAccess::switches.
+  // The candidate's processes' quotas (core/cgroup.h); zeros: none. One that
+  // cannot be kept here is an error (anvil's), never an unlimited run.
+  JobQuota quota;
 };
 
 // The kernel trace's recorder (libanvil_trace.so: next to anvil, or

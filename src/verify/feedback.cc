@@ -104,6 +104,12 @@ std::string MakeFeedback(const Verdict& v) {
       if (v.compile.compiler == "python") return "The candidate is not valid Python:\n" + v.compile.summary;
       return "Compilation failed (" + v.compile.compiler + "). Fix these errors:\n" + v.compile.summary;
     case VerdictStatus::kRuntimeError: {
+      if (v.run.stage == "memory_quota") {
+        // The kernel's own count said so (run/candidate_run.cc), not a guess from the signal.
+        return "Runtime error: " + v.run.message +
+               ". Use less memory: allocate once, reuse buffers, and do not hold more than the inputs and outputs "
+               "need.\n";
+      }
       std::string where = v.run.stage.empty() ? "" : " during " + v.run.stage;
       std::string text = "Runtime error" + where;
       if (v.run.term_signal != 0) {

@@ -157,7 +157,8 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
     got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
                           "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
     assert got[0]["status"] == "pass", got[0]["feedback"]
-    assert got[0]["gates"]["run"]["sandbox"] == []
+    # No isolation layer; the quotas' control groups stay (ANVIL_SANDBOX is about isolation, not quotas).
+    assert got[0]["gates"]["run"]["sandbox"] in ([], ["cgroup"])
 
 
 HELD_OUT = ROOT / "tests" / "redteam" / "held_out"

@@ -1,0 +1,54 @@
+"""Containment (issue 35): each candidate process runs in control groups of its own, with a memory quota and a
+quota of processes and threads. A bomb meets its quota and is the candidate's failure, named by the kernel's own
+count (never by what the candidate prints); its honest twin passes under the same quotas. Each bomb is bounded
+(2 GiB, 512 threads) so that a quota that did not hold would cost this machine little."""
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, eval_json, run_anvil
+
+RELU = str(EXAMPLES / "tasks" / "relu.py")
+HONEST = str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")
+QUOTA = ROOT / "tests" / "redteam" / "quota"
+FLAGS = ("-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "256M", "--quota-pids", "64")
+
+
+def judge(candidate, *flags):
+    verdicts, proc = eval_json("-t", RELU, "-c", str(candidate), *flags)
+    if proc.returncode == 2 and "this machine cannot keep it" in proc.stderr:
+        pytest.skip(proc.stderr.strip())  # No writable control groups here (this machine and CI's have them).
+    assert len(verdicts) == 1, proc.stderr
+    return verdicts[0]
+
+
+def test_a_malloc_bomb_meets_its_memory_quota_and_the_honest_twin_passes():
+    v = judge(QUOTA / "malloc_bomb_native.cpp", *FLAGS)
+    assert v["status"] == "runtime_error", v
+    run = v["gates"]["run"]
+    assert run["stage"] == "memory_quota", run
+    assert "memory quota of 256 MiB" in run["message"] and "killed" in run["message"], run
+    assert "cgroup" in run["sandbox"]
+    assert "memory quota of 256 MiB" in v["feedback"], v["feedback"]
+    twin = judge(HONEST, *FLAGS)
+    assert twin["status"] == "pass", twin
+    assert "cgroup" in twin["gates"]["run"]["sandbox"]
+
+
+def test_a_thread_bomb_meets_its_process_quota():
+    v = judge(QUOTA / "thread_bomb_native.cpp", *FLAGS)
+    assert v["status"] == "runtime_error", v
+    assert "quota of 64 processes and threads" in v["gates"]["run"]["message"], v["gates"]["run"]
+
+
+def test_without_quotas_the_run_has_no_cgroup_layer():
+    v = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "none", "--quota-pids", "0")
+    assert v["status"] == "pass", v
+    assert "cgroup" not in v["gates"]["run"]["sandbox"]
+
+
+@pytest.mark.parametrize("flag,value,says", [("--quota-memory", "lots", "--quota-memory takes a size"),
+                                             ("--quota-pids", "-1", "--quota-pids takes 0")])
+def test_malformed_quotas_are_refused_by_name(flag, value, says):
+    proc = run_anvil("eval", "-t", RELU, "-c", HONEST, "-b", "cpu", flag, value)
+    assert proc.returncode == 2, proc.stderr
+    assert says in proc.stderr
