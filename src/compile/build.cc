@@ -87,6 +87,12 @@ void Finish(CompileResult& result, const std::vector<SourceMap>& maps, const Can
     std::string tail = result.log.size() > 4000 ? result.log.substr(result.log.size() - 4000) : result.log;
     result.summary = tail;
   }
+  if (!result.over_quota.empty()) {
+    result.summary = "[anvil] " + result.over_quota +
+                     ": the source asks too much of the compiler (deep or exploding template instantiation, huge "
+                     "constant tables)\n" +
+                     result.summary;
+  }
 }
 
 struct Job {
@@ -154,6 +160,18 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     (void)RemoveTree(scratch.value());
     return "";
   }
+  std::shared_ptr<JobCgroup> group;
+  if (options.quota.memory_bytes > 0 || options.quota.pids > 0) {
+    auto made = JobCgroup::Create(options.quota);
+    if (!made.ok()) {
+      result.anvil_problem = "cannot keep the compilers' quotas: " + made.message();
+      result.log += "[anvil] " + result.anvil_problem + "\n";
+      (void)RemoveTree(scratch.value());
+      return "";
+    }
+    group = std::move(made.value());
+    box.value().set_cgroup(group);
+  }
   auto in_scratch = [&](std::vector<std::string> argv) {
     for (auto& a : argv) {
       if (a.rfind("@SCRATCH@", 0) == 0) a = (scratch.value() / a.substr(9)).string();
@@ -220,6 +238,12 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   }
   result.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.torch_headers = torch_headers;
+  if (failed && group && group->Usage().oom_kills > 0) {
+    // The kernel's count, never the compiler's text (a candidate can make it print anything).
+    result.over_quota = "the compiler went over its memory quota of " +
+                        std::to_string(options.quota.memory_bytes >> 20) + " MiB and the kernel killed it";
+    log += "[anvil] " + result.over_quota + "\n";
+  }
   if (failed) {
     result.log += log;
     // The full log of a failed build outlives its scratch folder.

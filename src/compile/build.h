@@ -16,12 +16,16 @@
 #include "compile/artifact_cache.h"
 #include "compile/compile_result.h"
 #include "compile/extract.h"
+#include "core/cgroup.h"
 
 namespace anvil {
 
 struct BuildOptions {
   std::chrono::seconds deadline{600};  // Per compiler invocation.
   DiagnosticOptions diagnostics;
+  // The quotas of a candidate's build: its compilers together, in control
+  // groups of their own (core/cgroup.h); zeros: none.
+  JobQuota quota;
 };
 
 struct CandidateSource {

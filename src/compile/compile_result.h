@@ -38,6 +38,12 @@ struct CompileResult {
   std::map<std::string, std::string> extension_keys;
   // C++/CUDA texts the candidate supplied, for the legal gate: (name, text).
   NativeSources native_sources;
+  // A compiler of the build went over its memory quota and the kernel killed
+  // it (the group's own count): what the summary leads with.
+  std::string over_quota;
+  // anvil could not run the build as asked (its quotas could not be kept):
+  // anvil's failure, not the candidate's.
+  std::string anvil_problem;
 };
 
 }  // namespace anvil

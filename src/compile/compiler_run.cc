@@ -20,6 +20,7 @@ ProcessSpec CompilerProcessSpec(std::vector<std::string> argv, std::chrono::mill
   spec.env = {{"LC_ALL", "C"}};
   if (!box.temp_dir().empty()) spec.env.emplace_back("TMPDIR", box.temp_dir().string());
   spec.sandbox = box.sandbox();
+  spec.cgroup = box.cgroup();
   return spec;
 }
 

@@ -1,5 +1,6 @@
 #include "compile/extract.h"
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
@@ -45,7 +46,8 @@ int SyntaxLine(const std::string& message) {
 }  // namespace
 
 Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& init_args, const TorchInfo& torch,
-                                     const std::string& sandbox_switches, std::chrono::seconds deadline) {
+                                     const std::string& sandbox_switches, std::chrono::seconds deadline,
+                                     const JobQuota& quota) {
   auto tmp = MakeTempDir("anvil-extract-");
   if (!tmp.ok()) return tmp.status();
   fs::path out = tmp.value() / "extract.json";
@@ -78,7 +80,20 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   }
   spec.sandbox = sandbox.value();
   for (auto& kv : CandidateEnvironment(tmp.value())) spec.env.push_back(std::move(kv));
+  std::shared_ptr<JobCgroup> group;
+  if (quota.memory_bytes > 0 || quota.pids > 0) {
+    auto made = JobCgroup::Create(quota);
+    if (!made.ok()) {
+      (void)RemoveTree(tmp.value());
+      return Status::Error("cannot keep the import's quotas: " + made.message());
+    }
+    group = std::move(made.value());
+    spec.cgroup = group;
+  }
   auto r = RunProcess(spec);
+  const JobUsage usage = group ? group->Usage() : JobUsage{};
+  group.reset();  // What the import left running dies here.
+  spec.cgroup.reset();
   if (!r.ok()) {
     (void)RemoveTree(tmp.value());
     return r.status();
@@ -100,6 +115,11 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     x.sandbox_layers = r.value().sandbox_layers;
     x.stage = "import";
     x.message = "importing the candidate " + r.value().Describe();
+    if (usage.oom_kills > 0) {
+      x.stage = "memory_quota";
+      x.message = "importing the candidate went over its memory quota of " + std::to_string(quota.memory_bytes >> 20) +
+                  " MiB and the kernel killed it";
+    }
     return x;
   }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/torch_info.h"
+#include "core/cgroup.h"
 #include "core/status.h"
 
 namespace anvil {
@@ -49,9 +50,10 @@ struct Extraction {
 // Error only for anvil's own failures (cannot start Python, unreadable output).
 // Imports the candidate in a sandboxed child (integrity/candidate_sandbox.h)
 // and builds its ModelNew with `init_args` (TaskInitArgs; empty: not built).
-// `sandbox_switches` as in CandidateAccess::switches.
+// `sandbox_switches` as in CandidateAccess::switches; `quota`: the import's
+// process quotas (core/cgroup.h; zeros: none).
 Result<Extraction> ExtractExtensions(const std::filesystem::path& candidate, const std::filesystem::path& init_args,
                                      const TorchInfo& torch, const std::string& sandbox_switches,
-                                     std::chrono::seconds deadline);
+                                     std::chrono::seconds deadline, const JobQuota& quota = {});
 
 }  // namespace anvil

@@ -48,7 +48,9 @@ Result<CompilerSandbox> CompilerSandbox::With(const std::vector<fs::path>& read,
   CompilerAccess more = access_;
   more.read.insert(more.read.end(), read.begin(), read.end());
   more.write.insert(more.write.end(), write.begin(), write.end());
-  return Make(std::move(more));
+  auto box = Make(std::move(more));
+  if (box.ok()) box.value().cgroup_ = cgroup_;
+  return box;
 }
 
 std::vector<fs::path> CompilerReads(const Backend& backend, const TorchInfo* torch,

@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "backend/torch_info.h"
+#include "core/cgroup.h"
 #include "core/sandbox.h"
 #include "core/status.h"
 
@@ -46,10 +47,15 @@ class CompilerSandbox {
   const std::shared_ptr<const Sandbox>& sandbox() const { return sandbox_; }
   // Where the compiler keeps its temporary files (TMPDIR); empty: its default.
   std::filesystem::path temp_dir() const { return access_.write.empty() ? std::filesystem::path() : access_.write[0]; }
+  // The build's quotas: every compiler it runs joins these control groups
+  // (core/cgroup.h); null: none. Kept by With().
+  const std::shared_ptr<const JobCgroup>& cgroup() const { return cgroup_; }
+  void set_cgroup(std::shared_ptr<const JobCgroup> cgroup) { cgroup_ = std::move(cgroup); }
 
  private:
   CompilerAccess access_;
   std::shared_ptr<const Sandbox> sandbox_;
+  std::shared_ptr<const JobCgroup> cgroup_;
 };
 
 // What a build reads besides the system's folders: the CUDA toolkit (where

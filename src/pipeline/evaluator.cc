@@ -189,6 +189,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   CandidateSource source{candidate.filename().string(), text.value()};
   BuildOptions build_options;
   build_options.deadline = options_.compile_deadline;
+  build_options.quota = options_.run_quota;
   ArtifactCache cache(options_.cache_dir / "artifacts");
 
   // Gate 0, first half: a kernelbench candidate's sources are extracted by
@@ -211,7 +212,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
       std::optional<SharedDeviceHold> cpu_work;  // On the cpu backend the CPU is the device.
       if (backend_.kind() == BackendKind::kCpu) v.device_wait_seconds += cpu_work.emplace(device_).waited();
       return ExtractExtensions(candidate, init_args.value(), torch.value(), SandboxSwitches(torch.value()),
-                               options_.compile_deadline);
+                               options_.compile_deadline, options_.run_quota);
     }();
     if (!x.ok()) {
       v.error = "extracting the candidate's sources: " + x.message();
@@ -296,6 +297,17 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     } else {
       v.compile = BuildNative(candidate, source, backend_, cache, build_options);
     }
+  }
+  if (v.compile.ran && !v.compile.cached) {
+    if (build_options.quota.memory_bytes > 0) {
+      v.quotas["compile_memory_bytes"] = static_cast<double>(build_options.quota.memory_bytes);
+    }
+    if (build_options.quota.pids > 0) v.quotas["compile_pids"] = build_options.quota.pids;
+  }
+  if (v.compile.ran && !v.compile.ok && !v.compile.anvil_problem.empty()) {
+    v.error = v.compile.anvil_problem;
+    v.status = VerdictStatus::kInfraError;
+    return;
   }
   if (v.compile.ran && !v.compile.ok) {
     const fs::path artifacts = options_.cache_dir / "artifacts";
@@ -563,6 +575,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     const bool waited = !trials.timed.calls_started && trials.timed.trials_announced;
     v.stage_seconds["run"] += trials.seconds - (waited ? gate_seconds : 0);
     FromRun(trials, v.run);
+    QuotasFrom(trials, v);
     v.run.trials_completed += trials.trials_completed;
     // Compare what was written, also after a crash (for the record).
     if (!compared) compare();

@@ -101,11 +101,13 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   };
   if (!timed.violation.empty()) {
     FromRun(run, v.run);
+    QuotasFrom(run, v);
     clock_cheat();
     return;
   }
   if (!run.ok) {
     FromRun(run, v.run);
+    QuotasFrom(run, v);
     if (v.run.term_signal == SIGSYS) {
       SandboxViolation(v, "while it was timed");
       return;

@@ -30,6 +30,11 @@ void FromRun(const RunOutcome& r, RunGate& g) {
   for (const auto& [phase, seconds] : r.phase_seconds) g.phase_seconds[phase] = seconds;
 }
 
+void QuotasFrom(const RunOutcome& r, Verdict& v) {
+  if (r.quota.memory_bytes > 0) v.quotas["run_memory_bytes"] = static_cast<double>(r.quota.memory_bytes);
+  if (r.quota.pids > 0) v.quotas["run_pids"] = r.quota.pids;
+}
+
 bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {
   v.legal.ran = true;
   if (AllowByPolicy(v.policy, hit)) {

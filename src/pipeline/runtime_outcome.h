@@ -16,6 +16,8 @@ namespace anvil {
 
 // Adds one run (a phase) to the run gate.
 void FromRun(const RunOutcome& r, RunGate& g);
+// The run's quotas that were in force, in the verdict's `quotas`.
+void QuotasFrom(const RunOutcome& r, Verdict& v);
 
 // The hit is recorded and the candidate is a cheat; `skipped` says why no
 // timing follows. Unless the verdict's policy allows the rule: then the hit

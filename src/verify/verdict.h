@@ -143,6 +143,9 @@ struct Verdict {
   // The task is degenerate (no check of its outputs tells a kernel from a
   // trivial output; docs/rules.md): which output and form, "out0: zeros".
   std::string task_degenerate;
+  // The quotas in force for the candidate's processes (core/cgroup.h), by
+  // name: "run_memory_bytes", "run_pids", ...; empty: none.
+  std::map<std::string, double> quotas;
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
   // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed

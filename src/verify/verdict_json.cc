@@ -214,6 +214,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"feedback", v.feedback},
             {"error", v.error.empty() ? json(nullptr) : json(v.error)}};
   if (!v.task_degenerate.empty()) j["task_degenerate"] = true;
+  if (!v.quotas.empty()) j["quotas"] = v.quotas;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 

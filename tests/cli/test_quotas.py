@@ -40,10 +40,34 @@ def test_a_thread_bomb_meets_its_process_quota():
     assert "quota of 64 processes and threads" in v["gates"]["run"]["message"], v["gates"]["run"]
 
 
+def test_a_compiler_bomb_meets_the_compilers_memory_quota():
+    v = judge(QUOTA / "compiler_bomb_native.cpp", *FLAGS)
+    assert v["status"] == "compile_error", v
+    summary = v["gates"]["compile"]["summary"]
+    assert summary.startswith("[anvil] the compiler went over its memory quota of 256 MiB"), summary
+    assert "compiler went over its memory quota of 256 MiB" in v["feedback"], v["feedback"]
+    assert v["quotas"]["compile_memory_bytes"] == 256 << 20
+    assert v["quotas"]["compile_pids"] == 64
+
+
+def test_a_memory_bomb_at_import_meets_its_quota_while_anvil_extracts_the_sources():
+    v = judge(QUOTA / "import_bomb_kb.py", *FLAGS)
+    assert v["status"] == "runtime_error", v
+    run = v["gates"]["run"]
+    assert run["stage"] == "memory_quota", run
+    assert run["message"].startswith("importing the candidate went over its memory quota of 256 MiB"), run
+
+
+def test_verdicts_list_the_quotas_in_force():
+    v = judge(HONEST, *FLAGS)
+    assert v["quotas"]["run_memory_bytes"] == 256 << 20 and v["quotas"]["run_pids"] == 64, v.get("quotas")
+
+
 def test_without_quotas_the_run_has_no_cgroup_layer():
     v = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "none", "--quota-pids", "0")
     assert v["status"] == "pass", v
     assert "cgroup" not in v["gates"]["run"]["sandbox"]
+    assert "quotas" not in v
 
 
 @pytest.mark.parametrize("flag,value,says", [("--quota-memory", "lots", "--quota-memory takes a size"),
