@@ -14,6 +14,7 @@
 #include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
+#include "core/files.h"
 #include "core/fixed.h"
 #include "pipeline/batch.h"
 #include "pipeline/verdict_log.h"
@@ -226,7 +227,13 @@ int Run(const EvalArgs& a) {
   // of a verdict. One candidate's task is prepared while the candidate is
   // extracted and compiled; its verdict waits for the answer.
   std::shared_future<Result<PreparedTask>> preparing;
-  if (single && backend.value().HasDevice()) preparing = evaluator.PrepareAsync(jobs.value().front().task);
+  // Not on a disk below anvil's floor: the verdict says so (infra_error), not a bad task.
+  std::error_code tmp_ec;
+  const bool room =
+      !BelowFreeSpaceFloor(o.cache_dir, "") && !BelowFreeSpaceFloor(std::filesystem::temp_directory_path(tmp_ec), "");
+  if (single && backend.value().HasDevice() && room) {
+    preparing = evaluator.PrepareAsync(jobs.value().front().task);
+  }
   std::string bad_task;
   if (!backend.value().HasDevice()) {
     std::fprintf(stderr,

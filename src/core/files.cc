@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -144,6 +145,30 @@ std::uintmax_t FreeBytes(const std::filesystem::path& path) {
   struct statvfs fs;
   if (::statvfs(path.c_str(), &fs) != 0) return 0;
   return static_cast<std::uintmax_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+std::uintmax_t FreeSpaceFloor(const std::filesystem::path& path) {
+  struct statvfs fs;
+  if (::statvfs(path.c_str(), &fs) != 0) return 0;
+  const std::uintmax_t size = static_cast<std::uintmax_t>(fs.f_blocks) * fs.f_frsize;
+  return std::min<std::uintmax_t>(std::uintmax_t{1} << 30, size / 10);
+}
+
+std::optional<std::string> BelowFreeSpaceFloor(const std::filesystem::path& path, std::string_view what) {
+  // The nearest folder that exists: a cache not made yet lands there.
+  std::filesystem::path at = path;
+  std::error_code ec;
+  while (!at.empty() && !std::filesystem::exists(at, ec)) at = at.parent_path();
+  if (at.empty()) return std::nullopt;
+  struct statvfs fs;
+  if (::statvfs(at.c_str(), &fs) != 0) return std::nullopt;
+  const std::uintmax_t free = static_cast<std::uintmax_t>(fs.f_bavail) * fs.f_frsize;
+  const std::uintmax_t floor = FreeSpaceFloor(at);
+  if (free >= floor) return std::nullopt;
+  return "the disk holding " + std::string(what) + " (" + path.string() + ") has " + std::to_string(free >> 20) +
+         " MiB free, under anvil's floor of " + std::to_string(floor >> 20) +
+         " MiB (the smaller of 1 GiB and 10 % of that disk): make room there (`anvil cache prune --max-size SIZE` "
+         "for the cache, or another --cache-dir / TMPDIR) and judge this candidate again";
 }
 
 std::uintmax_t TreeBytes(const std::filesystem::path& path) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,14 @@ Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintm
 
 // Bytes available to this user on the filesystem holding `path`; 0 on error.
 std::uintmax_t FreeBytes(const std::filesystem::path& path);
+
+// anvil's free-space floor on the filesystem holding `path`: the smaller of
+// 1 GiB and 10 % of that filesystem (0 when it cannot be read).
+std::uintmax_t FreeSpaceFloor(const std::filesystem::path& path);
+// Why no job should start writing under `path` (`what` names it: "the
+// cache"): its filesystem has less free than its floor. nullopt: room enough,
+// or `path` cannot be read (the job's own writes will say).
+std::optional<std::string> BelowFreeSpaceFloor(const std::filesystem::path& path, std::string_view what);
 
 // Apparent size of the regular files at or below `path` (a file: its size);
 // links are not followed; what cannot be read counts 0.

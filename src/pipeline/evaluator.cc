@@ -152,6 +152,10 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   if (!format.ok()) return infra(format.message());
   v.format = format.value();
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
+  // The machine's disks below their floor: no job starts writing there (its
+  // failure would look like the candidate's), and none is judged.
+  if (auto full = BelowFreeSpaceFloor(options_.cache_dir, "the cache")) return infra(*full);
+  if (auto full = BelowFreeSpaceFloor(fs::temp_directory_path(ec), "the temporary folder")) return infra(*full);
 
   // Torch's build facts and the sandbox this machine allows: found once per
   // run (cached on disk); every gate needs them.

@@ -161,6 +161,16 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     return Status::Error(msg);
   }
   fs::rename(work, dir, ec);
+  if (ec == std::errc::cross_device_link) {
+    // The temporary folder and the cache are on different filesystems: a
+    // copy beside the target (under the task's lock), then a rename there.
+    ec.clear();
+    const fs::path staged = dir.string() + ".staging";
+    (void)RemoveTree(staged);
+    fs::copy(work, staged, fs::copy_options::recursive, ec);
+    if (!ec) fs::rename(staged, dir, ec);
+    if (ec) (void)RemoveTree(staged);
+  }
   (void)RemoveTree(tmp.value());
   if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
   auto spec_text = ReadFile(dir / "spec.json");
