@@ -42,13 +42,36 @@ _EXTRACTION_CPU_ELEMENTS = 1 << 24
 def _listify(x):
     if x is None:
         return []
-    return [x] if isinstance(x, str) else list(x)
+    return [os.fspath(x)] if isinstance(x, (str, os.PathLike)) else [os.fspath(v) for v in x]
 
 
 # What of a load_inline call decides its build: everything but its name. The same arguments under another name (a
 # uuid per process) find the same build through their key.
 _BUILD_ARGUMENTS = ("cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
                     "extra_include_paths", "with_cuda")
+
+
+def _check_build_arguments(a, functions):
+    """What anvil records of a load_inline call must be what torch documents: text, lists of text, a flag. A NaN or
+    an object there would reach anvil's own records (their JSON) and make the candidate's mistake look like
+    anvil's: it fails the call, as a wrong argument to torch's would."""
+    def strings(name, value):
+        if value is None or isinstance(value, (str, os.PathLike)):
+            return
+        if not isinstance(value, (list, tuple)) or not all(isinstance(x, (str, os.PathLike)) for x in value):
+            raise TypeError(f"load_inline({name}=...): anvil takes a string or a list of strings, not {value!r:.80}")
+    if not isinstance(a["name"], str):
+        raise TypeError(f"load_inline(name={a['name']!r:.80}): the name must be a string")
+    for name in ("cpp_sources", "cuda_sources", "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
+                 "extra_include_paths"):
+        strings(name, a[name])
+    if isinstance(functions, dict):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in functions.items()):
+            raise TypeError("load_inline(functions={...}): anvil takes names and docstrings as strings")
+    elif functions is not None:
+        strings("functions", functions)
+    if a["with_cuda"] not in (None, True, False) or isinstance(a["with_cuda"], float):
+        raise TypeError(f"load_inline(with_cuda={a['with_cuda']!r:.80}): anvil takes True, False or None")
 
 
 def _extension_call(signature, args, kwargs):
@@ -60,6 +83,7 @@ def _extension_call(signature, args, kwargs):
     functions = [a["functions"]] if isinstance(a["functions"], str) else a["functions"]
     if functions is not None and not isinstance(functions, dict):
         functions = list(functions)
+    _check_build_arguments(a, functions)
     call = {"name": a["name"], "cpp_sources": _listify(a["cpp_sources"]), "cuda_sources": _listify(a["cuda_sources"]),
             "functions": functions, "extra_cflags": _listify(a["extra_cflags"]),
             "extra_cuda_cflags": _listify(a["extra_cuda_cflags"]), "extra_ldflags": _listify(a["extra_ldflags"]),
@@ -234,8 +258,16 @@ def extract(args):
         problem = {"stage": e.stage, "message": e.message, "traceback": e.traceback}
     # What importing and building it replaced is decided here, before anything is compiled.
     tampered = {"changed": guard.changes(), "when": "while importing, building ModelNew and calling forward once"}
+    record = {"extensions": recorded, "error": problem, "tampered": tampered if tampered["changed"] else None}
+    try:
+        text = json.dumps(record, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        # Values of the candidate's that JSON cannot hold: its import's failure, said as such.
+        text = json.dumps({"extensions": [], "tampered": record["tampered"],
+                           "error": {"stage": "import", "message": f"what the candidate passed to load_inline "
+                                     f"cannot be recorded: {e}", "traceback": ""}}, default=str)
     with open(args.out, "w") as f:
-        json.dump({"extensions": recorded, "error": problem, "tampered": tampered if tampered["changed"] else None}, f)
+        f.write(text)
     return 0
 
 

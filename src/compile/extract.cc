@@ -123,7 +123,18 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     return x;
   }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Error("extraction wrote malformed JSON");
+  if (j.is_discarded() || !j.is_object()) {
+    // The file is in the candidate's own folder, written after its code ran
+    // in the same process: whatever broke it, the candidate's code could
+    // have. Its failure, never anvil's (issue 35: attribution).
+    x.failed = true;
+    x.stage = "import";
+    x.message =
+        "the extraction's record of the candidate (extract.json, in the candidate's own folder) is not "
+        "valid JSON after importing it";
+    x.sandbox_layers = r.value().sandbox_layers;
+    return x;
+  }
   if (j.contains("extensions") && j["extensions"].is_array()) {
     for (const auto& e : j["extensions"]) x.extensions.push_back(ParseExtension(e));
   }
