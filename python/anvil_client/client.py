@@ -11,6 +11,8 @@ import urllib.parse
 # A verdict's status as a small integer, for trainers that log numbers only.
 STATUS_CODES = {"pass": 0, "compile_error": 1, "runtime_error": 2, "timeout": 3, "wrong_answer": 4, "cheat": 5,
                 "infra_error": 6, "no_code": 7, "truncated": 8, "refused": 9}
+# Answers that say the request itself is wrong (a configuration the user must fix): adapters raise them, never score.
+CONFIG_ERRORS = (400, 401, 403, 404, 413, 415, 422)
 
 
 class ServiceError(Exception):

@@ -30,7 +30,7 @@ from pathlib import Path
 
 # verl loads this file by its path: the package beside it must be importable.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.client import STATUS_CODES, AsyncClient, ServiceError  # noqa: E402
+from anvil_client.client import CONFIG_ERRORS, STATUS_CODES, AsyncClient, ServiceError  # noqa: E402
 
 KEYS = ("score", "anvil_status_code", "anvil_q", "anvil_speedup", "anvil_infra_error", "anvil_cached")
 _clients = weakref.WeakKeyDictionary()  # event loop -> {(url, token file): client}
@@ -95,7 +95,7 @@ async def compute_score(data_source, solution_str, ground_truth, extra_info=None
     except ServiceError as e:
         if e.status == 422 and e.outcome:
             return result(outcome=e.outcome)
-        if e.status in (400, 401, 403, 404, 413, 415, 422):
+        if e.status in CONFIG_ERRORS:
             raise  # A configuration the user must fix: verl reports it.
         return result(infra=True)
     if verdict is None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.client import AsyncClient, ServiceError  # noqa: E402
+from anvil_client.client import CONFIG_ERRORS, AsyncClient, ServiceError  # noqa: E402
 from anvil_client.verl import _setting, result, task_fields  # noqa: E402
 
 # A 4xx naming a field of one job of a batch, e.g. jobs[3].response: that job alone is refused.
@@ -93,7 +93,7 @@ class _Batcher:
             for (_, future), verdict in zip(batch, verdicts):
                 _settle(future, result(verdict))
         except ServiceError as e:
-            if e.status in (400, 401, 403, 404, 413, 415, 422):
+            if e.status in CONFIG_ERRORS:
                 for _, future in batch:  # A configuration the user must fix: verl reports it.
                     if not future.done():
                         future.set_exception(e)

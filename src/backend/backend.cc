@@ -109,13 +109,18 @@ std::vector<std::pair<std::string, std::string>> Backend::ChildEnv() const {
 
 int Backend::DeviceCount() const {
   if (kind_ == BackendKind::kCpu || !HasDevice()) return 0;
-  ProcessSpec spec;
-  spec.argv = {"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"};
-  spec.deadline = std::chrono::seconds(20);
-  auto r = RunProcess(spec);
-  if (!r.ok() || !r.value().Succeeded()) return 0;
-  int count = 0;
-  for (char c : r.value().out) count += c == '\n' ? 1 : 0;
+  // The node's GPUs, asked of nvidia-smi once per process (the quotas'
+  // defaults and the devices of --gpus both need them at start-up).
+  static const int count = [] {
+    ProcessSpec spec;
+    spec.argv = {"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"};
+    spec.deadline = std::chrono::seconds(20);
+    auto r = RunProcess(spec);
+    if (!r.ok() || !r.value().Succeeded()) return 0;
+    int n = 0;
+    for (char c : r.value().out) n += c == '\n' ? 1 : 0;
+    return n;
+  }();
   const std::vector<std::string> visible = VisibleDevices();
   return std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ? std::min<int>(count, visible.size()) : count;
 }

@@ -14,7 +14,6 @@
 #include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
-#include "core/files.h"
 #include "core/fixed.h"
 #include "pipeline/batch.h"
 #include "pipeline/verdict_log.h"
@@ -228,10 +227,7 @@ int Run(const EvalArgs& a) {
   // extracted and compiled; its verdict waits for the answer.
   std::shared_future<Result<PreparedTask>> preparing;
   // Not on a disk below anvil's floor: the verdict says so (infra_error), not a bad task.
-  std::error_code tmp_ec;
-  const bool room =
-      !BelowFreeSpaceFloor(o.cache_dir, "") && !BelowFreeSpaceFloor(std::filesystem::temp_directory_path(tmp_ec), "");
-  if (single && backend.value().HasDevice() && room) {
+  if (single && backend.value().HasDevice() && !NoRoomToJudge(o.cache_dir)) {
     preparing = evaluator.PrepareAsync(jobs.value().front().task);
   }
   std::string bad_task;

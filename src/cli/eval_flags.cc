@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -184,23 +182,13 @@ std::optional<std::uint64_t> ParseSize(const std::string& text) {
   return static_cast<std::uint64_t>(number * scale);
 }
 
-// GPUs side by side: --gpus N, else those CUDA_VISIBLE_DEVICES or /dev shows.
-int GpusHint(const EvalFlags& f) {
-  if (f.backend != "cuda") return 1;
-  if (f.gpus != "all") return std::max(1, std::atoi(f.gpus.c_str()));
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr && *visible != '\0') {
-    return 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
-  }
-  int n = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
-        std::all_of(name.begin() + 6, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      ++n;
-    }
-  }
-  return std::max(1, n);
+// Devices side by side, as DevicesFor counts them (1 when --backend or
+// --gpus is malformed: they are refused later, by name).
+std::uint64_t DevicesOf(const EvalFlags& f) {
+  auto backend = Backend::FromName(f.backend);
+  if (!backend.ok()) return 1;
+  auto devices = DevicesFor(backend.value(), f.gpus);
+  return devices.ok() ? devices.value().size() : 1;
 }
 
 }  // namespace
@@ -223,7 +211,7 @@ Result<JobQuota> RunQuota(const EvalFlags& f) {
                              JobCgroup::Mechanisms() + "); use --quota-memory none to run without");
       }
     } else {
-      const std::uint64_t slots = static_cast<std::uint64_t>(std::max(1, f.jobs)) * GpusHint(f);
+      const std::uint64_t slots = static_cast<std::uint64_t>(std::max(1, f.jobs)) * DevicesOf(f);
       const std::uint64_t share = JobCgroup::MemoryAvailable() / slots;
       q.memory_bytes = asked ? std::min(*asked, share) : share;
     }

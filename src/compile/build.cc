@@ -161,7 +161,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     return "";
   }
   std::shared_ptr<JobCgroup> group;
-  if (options.quota.memory_bytes > 0 || options.quota.pids > 0) {
+  if (options.quota.any()) {
     auto made = JobCgroup::Create(options.quota);
     if (!made.ok()) {
       result.anvil_problem = "cannot keep the compilers' quotas: " + made.message();
@@ -240,8 +240,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   result.torch_headers = torch_headers;
   if (failed && group && group->Usage().oom_kills > 0) {
     // The kernel's count, never the compiler's text (a candidate can make it print anything).
-    result.over_quota = "the compiler went over its memory quota of " +
-                        std::to_string(options.quota.memory_bytes >> 20) + " MiB and the kernel killed it";
+    result.over_quota = "the compiler " + OverMemoryQuota(options.quota);
     log += "[anvil] " + result.over_quota + "\n";
   }
   if (failed) {

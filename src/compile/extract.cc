@@ -81,7 +81,7 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
   spec.sandbox = sandbox.value();
   for (auto& kv : CandidateEnvironment(tmp.value())) spec.env.push_back(std::move(kv));
   std::shared_ptr<JobCgroup> group;
-  if (quota.memory_bytes > 0 || quota.pids > 0) {
+  if (quota.any()) {
     auto made = JobCgroup::Create(quota);
     if (!made.ok()) {
       (void)RemoveTree(tmp.value());
@@ -117,8 +117,7 @@ Result<Extraction> ExtractExtensions(const fs::path& candidate, const fs::path& 
     x.message = "importing the candidate " + r.value().Describe();
     if (usage.oom_kills > 0) {
       x.stage = "memory_quota";
-      x.message = "importing the candidate went over its memory quota of " + std::to_string(quota.memory_bytes >> 20) +
-                  " MiB and the kernel killed it";
+      x.message = "importing the candidate " + OverMemoryQuota(quota);
     }
     return x;
   }

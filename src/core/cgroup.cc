@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -247,6 +248,16 @@ class Bases {
 std::atomic<std::uint64_t> next_job{1};
 
 }  // namespace
+
+std::string OverMemoryQuota(const JobQuota& quota) {
+  char size[32];
+  if (quota.memory_bytes >= (std::uint64_t{1} << 30)) {
+    std::snprintf(size, sizeof size, "%.3g GiB", static_cast<double>(quota.memory_bytes) / (1 << 30));
+  } else {
+    std::snprintf(size, sizeof size, "%llu MiB", static_cast<unsigned long long>(quota.memory_bytes >> 20));
+  }
+  return std::string("went over its memory quota of ") + size + " and the kernel killed it";
+}
 
 bool JobCgroup::CanLimitMemory() { return !Known().memory.own.empty(); }
 

@@ -29,7 +29,13 @@ namespace anvil {
 struct JobQuota {
   std::uint64_t memory_bytes = 0;  // 0: no memory quota.
   int pids = 0;                    // Processes and threads at once; 0: none.
+
+  bool any() const { return memory_bytes > 0 || pids > 0; }
 };
+
+// "went over its memory quota of 256 MiB and the kernel killed it": what a
+// job's OOM kill (JobUsage::oom_kills) says after its subject.
+std::string OverMemoryQuota(const JobQuota& quota);
 
 // What the kernel counted for a job, read after (or while) it runs.
 struct JobUsage {

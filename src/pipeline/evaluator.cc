@@ -154,8 +154,7 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
   // The machine's disks below their floor: no job starts writing there (its
   // failure would look like the candidate's), and none is judged.
-  if (auto full = BelowFreeSpaceFloor(options_.cache_dir, "the cache")) return infra(*full);
-  if (auto full = BelowFreeSpaceFloor(fs::temp_directory_path(ec), "the temporary folder")) return infra(*full);
+  if (auto full = NoRoomToJudge(options_.cache_dir)) return infra(*full);
 
   // Torch's build facts and the sandbox this machine allows: found once per
   // run (cached on disk); every gate needs them.
@@ -429,6 +428,12 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   run_slot.reset();
   v.status = VerdictStatus::kPass;
   if (options_.perf) JudgePerf(task, prepared, run, v);
+}
+
+std::optional<std::string> NoRoomToJudge(const fs::path& cache_dir) {
+  if (auto full = BelowFreeSpaceFloor(cache_dir, "the cache")) return full;
+  std::error_code ec;
+  return BelowFreeSpaceFloor(fs::temp_directory_path(ec), "the temporary folder");
 }
 
 RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, const TorchInfo& torch) {

@@ -74,6 +74,11 @@ struct Lanes {
   Slots* timing_queue = nullptr;
 };
 
+// Why no candidate can be judged now: the disk of the cache or of the
+// temporary folder is below anvil's free-space floor (core/files.h);
+// nullopt: room enough.
+std::optional<std::string> NoRoomToJudge(const std::filesystem::path& cache_dir);
+
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
 Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -60,17 +59,6 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
 // two calls on, not all: the traced ones give the kernel trace's evidence (and,
 // in the kernelbench format, run under the aten and host traces), the others
 // the times (the kernel trace costs a kernel ~1-3 %, the aten trace more).
-// "512 MiB", "2.5 GiB".
-std::string Mib(std::uint64_t bytes) {
-  char buf[32];
-  if (bytes >= (std::uint64_t{1} << 30)) {
-    std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(bytes) / (1 << 30));
-  } else {
-    std::snprintf(buf, sizeof buf, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
-  }
-  return buf;
-}
-
 uint64_t TracedCalls(int iters) {
   const int n = std::clamp(iters, 1, 64);
   std::random_device rd;
@@ -203,7 +191,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
                                                              std::chrono::system_clock::now().time_since_epoch())
                                                              .count()));
   std::shared_ptr<JobCgroup> group;
-  if (request.quota.memory_bytes > 0 || request.quota.pids > 0) {
+  if (request.quota.any()) {
     auto made = JobCgroup::Create(request.quota);
     if (!made.ok()) return Status::Error("cannot keep the candidate's quotas: " + made.message());
     group = std::move(made.value());
@@ -244,8 +232,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (!p.Succeeded() && out.usage.oom_kills > 0) {
     // The kernel's count, not anything the candidate printed.
     out.stage = "memory_quota";
-    out.message = "the candidate's process went over its memory quota of " + Mib(out.quota.memory_bytes) +
-                  " and the kernel killed it";
+    out.message = "the candidate's process " + OverMemoryQuota(out.quota);
   } else if (!out.ok && out.usage.pids_limit_hit) {
     out.message += std::string(out.message.empty() ? "" : "; ") + "it reached its quota of " +
                    std::to_string(out.quota.pids) + " processes and threads (a fork or a thread failed)";

@@ -31,19 +31,11 @@ def openapi_schema(name):
 CANDIDATES = EXAMPLES / "candidates" / "relu"
 
 
-class _ResponseValidators(dict):
-    """OPENAPI_RESPONSE_VALIDATORS[path][code]: a validator of a GET's answer as docs/openapi.json describes it."""
-
-    def __missing__(self, path):
-        import jsonschema
-        out = {code: jsonschema.Draft202012Validator({**r["content"]["application/json"]["schema"],
-                                                       "$defs": OPENAPI["components"]["schemas"]})
-               for code, r in OPENAPI["paths"][path]["get"]["responses"].items()}
-        self[path] = out
-        return out
-
-
-OPENAPI_RESPONSE_VALIDATORS = _ResponseValidators()
+def openapi_response(path, code):
+    """A validator of a GET's answer with `code`, as docs/openapi.json describes it."""
+    import jsonschema
+    schema = OPENAPI["paths"][path]["get"]["responses"][code]["content"]["application/json"]["schema"]
+    return jsonschema.Draft202012Validator({**schema, "$defs": OPENAPI["components"]["schemas"]})
 
 
 def job_body(candidate_file=None, **fields):
@@ -235,7 +227,7 @@ def test_readyz_waits_for_the_workers_and_requests_meanwhile_are_judged(tmp_path
             status, _, body = early.result(timeout=120)
             assert status == 200 and body["verdict"]["status"] == "pass"
         for status, body in (answers[0], answers[-1]):
-            OPENAPI_RESPONSE_VALIDATORS["/readyz"][str(status)].validate(body)
+            openapi_response("/readyz", str(status)).validate(body)
     finally:
         assert s.stop() == 0, s.stderr()
 
