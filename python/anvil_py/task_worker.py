@@ -5,7 +5,9 @@ command line from the engine and are never written where a candidate can read th
 """
 
 import argparse
+import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -20,6 +22,7 @@ from anvil_py.task_loader import TaskError, call_stage, load_task
 from anvil_py.timing import Timer
 
 EXIT_TASK_ERROR = 3
+EXIT_NO_SPACE = 4  # this worker's own write found the disk full: the machine's failure (src/tasks/prepare.cc)
 
 
 class _OpTrace(TorchDispatchMode):
@@ -109,8 +112,12 @@ def prepare(args):
 
     params = [(n, p) for n, p in model.named_parameters()] + [(n, b) for n, b in model.named_buffers()]
     tensor_io.write_dir(os.path.join(args.out, "params"), params)
-    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()},
-               os.path.join(args.out, "state_dict.pt"))
+    # Through a buffer, so that a full disk is an OSError with its errno (torch's own writer says it in words).
+    state = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, state)
+    with open(os.path.join(args.out, "state_dict.pt"), "wb") as f:
+        f.write(state.getbuffer())
+    del state
 
     spec = None
     streamed = False
@@ -438,6 +445,12 @@ def main(argv=None):
                 json.dump({"stage": e.stage, "message": e.message, "traceback": e.traceback}, f)
         print(f"anvil: task error ({e.stage}): {e.message}", file=sys.stderr)
         return EXIT_TASK_ERROR
+    except OSError as e:
+        # The task's own code runs inside call_stage (a TaskError): an OSError here is one of this worker's writes.
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"anvil: no space left writing {e.filename or 'the prepared task'}: {e.strerror}", file=sys.stderr)
+        return EXIT_NO_SPACE
     return 0
 
 

@@ -67,7 +67,9 @@ def write_dir(path, named_values):
             written.append((name, t))
             fname = f"{name}.bin"
             raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
-            raw.numpy().tofile(os.path.join(path, fname))
+            # A plain write, not numpy's tofile: a full disk is then an OSError carrying its errno.
+            with open(os.path.join(path, fname), "wb") as f:
+                f.write(raw.numpy().data)
             entries.append({"name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
                             "file": fname})
         else:

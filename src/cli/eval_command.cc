@@ -240,7 +240,8 @@ int Run(const EvalArgs& a) {
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto on_verdict = [&](const Job& job, const Verdict& v, const Progress& p) {
-    if (preparing.valid() && !preparing.get().ok()) {
+    // The machine's failure to prepare it (a full disk) is the verdict's infra_error, not a bad task.
+    if (preparing.valid() && !preparing.get().ok() && !preparing.get().status().machine_error()) {
       bad_task = preparing.get().message();
       return;
     }

@@ -17,8 +17,16 @@ class Status {
   Status() = default;
   static Status Ok() { return Status(); }
   static Status Error(std::string message) { return Status(std::move(message)); }
+  // The machine failed (a full disk, a sandbox it cannot set up), not the
+  // input: callers judging a candidate make it an infra_error verdict.
+  static Status MachineError(std::string message) {
+    Status s(std::move(message));
+    s.machine_ = true;
+    return s;
+  }
 
   bool ok() const { return !message_.has_value(); }
+  bool machine_error() const { return machine_; }
   // The message; empty when ok().
   const std::string& message() const {
     static const std::string kEmpty;
@@ -28,6 +36,7 @@ class Status {
  private:
   explicit Status(std::string message) : message_(std::move(message)) {}
   std::optional<std::string> message_;
+  bool machine_ = false;
 };
 
 // Either a value or an error Status. value() on an error aborts.

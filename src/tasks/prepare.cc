@@ -1,5 +1,6 @@
 #include "tasks/prepare.h"
 
+#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -15,6 +16,17 @@ namespace {
 // Part of every prepared task's key: 2 since init_inputs keep their tuples (docs/spec.md).
 constexpr int kProtocolVersion = 2;
 constexpr int kTaskErrorExit = 3;
+constexpr int kNoSpaceExit = 4;  // The worker's own write found the disk full (python/anvil_py/task_worker.py).
+
+bool NoSpace(const std::error_code& ec) { return ec == std::errc::no_space_on_device || ec.value() == EDQUOT; }
+
+// A write of anvil's own failed for want of room: the machine's failure, never the task's or a candidate's.
+Status NoSpaceError(const Task& task, const fs::path& where, const std::string& detail) {
+  return Status::MachineError("task " + task.name + ": the disk holding " + where.string() +
+                              " ran out of room while anvil prepared the task (" + detail +
+                              "). Free some space (anvil cache prune --max-size SIZE) or put the temporary "
+                              "folders (TMPDIR) and --cache-dir on a larger disk");
+}
 
 // The task worker's TF32 setting: exact fp32 unless the policy keeps torch's defaults.
 void AddTf32(ProcessSpec& spec, bool reference_tf32) {
@@ -110,6 +122,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   fs::path dir = root / (task.name + "-" + key.substr(0, 16));
   std::error_code ec;
   fs::create_directories(root, ec);
+  if (NoSpace(ec)) return NoSpaceError(task, root, ec.message());
   if (ec) return Status::Error("cannot create cache folder " + root.string() + ": " + ec.message());
 
   PreparedTask prepared;
@@ -125,7 +138,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   }
 
   auto tmp = MakeTempDir("anvil-prepare-");
-  if (!tmp.ok()) return tmp.status();
+  if (!tmp.ok()) return Status::MachineError(tmp.message());
   fs::path work = tmp.value() / "prepared";
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker",
@@ -148,6 +161,10 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (!r.ok()) {
     (void)RemoveTree(tmp.value());
     return r.status();
+  }
+  if (r.value().exit_code == kNoSpaceExit) {
+    (void)RemoveTree(tmp.value());
+    return NoSpaceError(task, tmp.value().parent_path(), TailLines(r.value().err, 1));
   }
   if (!r.value().Succeeded()) {
     std::string msg = r.value().timed_out ? "task " + task.name + ": preparing the reference timed out after " +
@@ -172,6 +189,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     if (ec) (void)RemoveTree(staged);
   }
   (void)RemoveTree(tmp.value());
+  if (NoSpace(ec)) return NoSpaceError(task, dir.parent_path(), "publishing it: " + ec.message());
   if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
   auto spec_text = ReadFile(dir / "spec.json");
   if (!spec_text.ok()) return spec_text.status();
@@ -199,6 +217,7 @@ Result<fs::path> TaskInitArgs(const Task& task, const std::string& torch_version
   spec.deadline = options.deadline;
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();
+  if (r.value().exit_code == kNoSpaceExit) return NoSpaceError(task, root, TailLines(r.value().err, 1));
   if (!r.value().Succeeded() || !fs::is_regular_file(file, ec)) {
     std::string msg = TaskErrorMessage(task, error_json, r.value());
     (void)fs::remove(error_json, ec);
@@ -219,6 +238,7 @@ Status MakeTrials(const Task& task, const Backend& backend, const std::vector<st
   for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
   auto r = RunProcess(spec);
   if (!r.ok()) return r.status();
+  if (r.value().exit_code == kNoSpaceExit) return NoSpaceError(task, out.parent_path(), TailLines(r.value().err, 1));
   if (!r.value().Succeeded()) return Status::Error(TaskErrorMessage(task, out / "error.json", r.value()));
   return Status::Ok();
 }

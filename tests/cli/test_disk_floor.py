@@ -54,3 +54,51 @@ def test_a_disk_below_its_floor_starts_no_job_and_blames_no_candidate(small_disk
     os.remove(filler)
     v, proc = judge(cache)
     assert v["status"] == "pass", v["feedback"] + proc.stderr
+
+
+BIG_RELU = '''# anvil-task: ReLU on 2048 x 1024 float32 (8 MiB a tensor): its trials outgrow the test's small disk
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(2048, 1024)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(small_disk, tmp_path):
+    """Above the floor when the job starts, the disk fills while the task worker writes the trials (5 x 16 MiB into
+    40 MiB): an infra_error verdict naming the disk, not `anvil eval` exiting 2 ("the task worker failed"), and
+    nothing of the half-made task left behind. With room again the same task is prepared and judged."""
+    task = tmp_path / "big_relu.py"
+    task.write_text(BIG_RELU)
+    cache, scratch = small_disk / "cache", small_disk / "tmp"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch)}
+    args = ["eval", "--json", "-q", "-t", str(task), "-c", HONEST, "-b", "cpu", "--no-perf", "--cache-dir", str(cache)]
+    # The candidate is built first (the relu task, room to spare), so only the preparation meets the full disk.
+    assert judge(cache)[0]["status"] == "pass"
+    filler = small_disk / "filler"
+    with open(filler, "wb") as f:
+        f.write(b"\0" * (256 - 40 - sum(p.stat().st_size for p in small_disk.rglob("*") if p.is_file()) // (1 << 20)
+                         << 20))
+    proc = run_anvil(*args, env=env)
+    assert proc.returncode != 2, proc.stderr
+    v = json.loads(proc.stdout)
+    validate(v, load_schema())
+    assert v["status"] == "infra_error", v
+    assert "ran out of room while anvil prepared the task" in v["error"] and str(scratch) in v["error"], v["error"]
+    assert not list(scratch.glob("anvil-*")), list(scratch.iterdir())  # The half-made task went.
+    os.remove(filler)
+    proc = run_anvil(*args, env=env)
+    v = json.loads(proc.stdout)
+    assert v["status"] == "pass", v["feedback"] + proc.stderr
