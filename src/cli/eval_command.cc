@@ -58,7 +58,8 @@ std::string PerfCell(const Verdict& v) {
 
 void PrintVerdict(const Verdict& v) {
   std::printf("%s  %s  [%s, %s]\n", v.task.c_str(), Short(v.candidate).c_str(), v.format.c_str(), v.backend.c_str());
-  std::printf("status:  %s    reward: %s    (%.1f s)\n", StatusName(v.status), Fixed(v.reward, 3).c_str(), v.seconds);
+  std::printf("status:  %s    reward: %s    (%.1f s)\n", StatusName(v.status),
+              v.reward ? Fixed(*v.reward, 3).c_str() : "none (the machine failed)", v.seconds);
   if (v.compile.ran) {
     std::printf("compile: %s (%s, %s)\n", v.compile.ok ? "ok" : "FAILED", v.compile.compiler.c_str(),
                 v.compile.cached ? "cached" : (Fixed(v.compile.seconds, 1) + " s").c_str());
@@ -110,7 +111,7 @@ void PrintSummary(const std::vector<Job>& jobs, const std::vector<Verdict>& verd
         std::string e = jobs[i].expected;
         row.push_back(e.empty() ? "-" : (e == StatusName(v.status) ? e : e + " (MISMATCH)"));
       }
-      row.insert(row.end(), {Fixed(v.reward, 2), Fixed(v.seconds, 1) + " s", PerfCell(v)});
+      row.insert(row.end(), {v.reward ? Fixed(*v.reward, 2) : "-", Fixed(v.seconds, 1) + " s", PerfCell(v)});
       rows.Add(row);
     }
     std::printf("\n%s", rows.Render().c_str());

@@ -65,6 +65,12 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->capture_default_str();
   cmd->add_option("--quota-pids", f.quota_pids, "Processes and threads each candidate may have at once (0: no quota)")
       ->capture_default_str();
+  cmd->add_option("--infra-retries", f.infra_retries,
+                  "Times an infra_error that came while the candidate ran is tried again, alone on the machine and "
+                  "after a health probe; if every try fails so, the verdict is runtime_error with "
+                  "suspect_candidate (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10));
   cmd->add_option("--policy", f.policy,
                   "Rules that decide what is correct and legal (docs/rules.md): musacoder (the MusaCoder paper's: "
                   "custom kernels only), kernelbench (KernelBench's eval: torch ops allowed, its static checker), "
@@ -148,6 +154,7 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   auto quota = RunQuota(f);
   if (!quota.ok()) return quota.status();
   o.run_quota = quota.value();
+  o.infra_retries = f.infra_retries;
   return o;
 }
 

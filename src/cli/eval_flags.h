@@ -37,6 +37,7 @@ struct EvalFlags {
   std::string policy = "musacoder";   // The verdict policy (verify/policy.h).
   std::string quota_memory = "auto";  // Each candidate process's memory: a size, "auto" or "none".
   int quota_pids = 4096;              // Its processes and threads at once; 0: none.
+  int infra_retries = 2;              // EvalOptions::infra_retries.
 };
 
 // The candidate processes' quotas from --quota-memory and --quota-pids: a

@@ -108,7 +108,7 @@ std::string Evaluator::torch_version() {
   return torch_ ? torch_->torch_version : "";
 }
 
-Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const Lanes& lanes) {
+Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, const Lanes& lanes) {
   auto start = std::chrono::steady_clock::now();
   Verdict v;
   v.started_at = NowIso();
@@ -198,6 +198,9 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   // Gate 0, first half: a kernelbench candidate's sources are extracted by
   // importing it (sandboxed); a native candidate is its own source.
   std::vector<ExtensionSpec> extensions;
+  // From here on the candidate's code is imported, read by anvil's tools,
+  // built and run: an infra_error may be its doing (Evaluate tries again).
+  v.infra_while_candidate = true;
   if (v.format == "kernelbench") {
     // ModelNew is built with the task's init arguments, so that load_inline
     // calls made in its __init__ are extracted too.
@@ -208,6 +211,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     if (!init_args.ok()) {
       v.error = init_args.message();
       v.status = VerdictStatus::kInfraError;
+      v.infra_while_candidate = false;  // The task's.
       return;
     }
     auto x = [&] {
@@ -344,6 +348,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
               " device is present on this machine: the compile gate and the static checks passed, but the run, "
               "correctness and performance gates need one. Run on a machine with a GPU.";
     v.status = VerdictStatus::kInfraError;
+    v.infra_while_candidate = false;
     return;
   }
 
@@ -357,6 +362,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (!ready.ok()) {
     v.error = ready.message();
     v.status = VerdictStatus::kInfraError;
+    v.infra_while_candidate = false;  // The task's, or the disk's while preparing it.
     return;
   }
   const PreparedTask& prepared = ready.value();
@@ -382,6 +388,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (!made.ok()) {
     v.error = made.message();
     v.status = VerdictStatus::kInfraError;
+    v.infra_while_candidate = false;
     return;
   }
   const fs::path work = made.value();
@@ -557,7 +564,10 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         return time_them;
       };
     }
-    auto run = RunCandidate(backend_, req, per_group);
+    auto run =
+        InjectedInfraFault(candidate)
+            ? Result<RunOutcome>(Status::MachineError("a fault injected by ANVIL_INJECT_INFRA (docs/verdict.md)"))
+            : RunCandidate(backend_, req, per_group);
     shared.reset();
     if (exclusive) device_.ReleaseExclusive();
     if (!run.ok()) {

@@ -54,6 +54,10 @@ struct EvalOptions {
   // Each candidate process's quotas (core/cgroup.h; RunQuota in
   // cli/eval_flags.h makes them from the flags); zeros: none.
   JobQuota run_quota;
+  // An infra_error that came while the candidate's code ran is tried again up
+  // to this many times, each alone on the machine after a health probe
+  // (pipeline/infra_retry.cc); 0: never.
+  int infra_retries = 2;
 };
 
 // How many input sets the timed calls rotate through, each one's last output
@@ -79,6 +83,12 @@ struct Lanes {
 // nullopt: room enough.
 std::optional<std::string> NoRoomToJudge(const std::filesystem::path& cache_dir);
 
+// ANVIL_INJECT_INFRA=TEXT[:N]: the first N runs (default: all) of candidates
+// whose path contains TEXT fail as if the machine had failed under them
+// (infra_error): to see how retries, and a trainer, treat the machine's
+// failures. Counted per process. Thread-safe.
+bool InjectedInfraFault(const std::filesystem::path& candidate);
+
 // "kernelbench" for .py files, "native" for .cpp/.cc/.cu; error otherwise.
 Result<std::string> DetectFormat(const std::filesystem::path& candidate);
 
@@ -103,7 +113,11 @@ class Evaluator {
   // be removed from the cache; the next evaluation of a task prepares it or
   // finds it again. Not while evaluations run.
   void ForgetTasks();
-  // Every gate for one candidate of `task` (prepares the task first).
+  // Every gate for one candidate of `task` (prepares the task first). The
+  // only place an infra_error is tried again (pipeline/infra_retry.cc): up to
+  // EvalOptions::infra_retries times, alone among this process's evaluations,
+  // each after the machine judged its health probe (a bundled relu) right; if
+  // every try fails so, the verdict is runtime_error, `suspect_candidate`.
   Verdict Evaluate(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes = {});
 
   const Backend& backend() const { return backend_; }
@@ -112,6 +126,12 @@ class Evaluator {
   std::string torch_version();
 
  private:
+  // One try of every gate.
+  Verdict EvaluateOnce(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes);
+  // Whether this machine judges a known-good candidate (the bundled relu
+  // task and its honest kernel for this backend) `pass`; an error says what
+  // it got instead. Perf off; through an evaluator of its own.
+  Status ProbeHealth();
   Result<TorchInfo> Torch();
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).
@@ -173,6 +193,7 @@ class Evaluator {
   // preparations still running.
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
+  std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;
   DeviceGate& device_;

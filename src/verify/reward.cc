@@ -4,7 +4,7 @@
 
 namespace anvil {
 
-double ComputeReward(const Verdict& v, const RewardOptions& options) {
+std::optional<double> ComputeReward(const Verdict& v, const RewardOptions& options) {
   const double q = v.correctness_rate;
   switch (v.status) {
     case VerdictStatus::kPass: {
@@ -14,6 +14,8 @@ double ComputeReward(const Verdict& v, const RewardOptions& options) {
     }
     case VerdictStatus::kWrongAnswer:
       return q > 0 ? -0.5 + 0.5 * q : -1.0;
+    case VerdictStatus::kInfraError:
+      return std::nullopt;
     default:
       return -1.0;
   }

@@ -4,6 +4,8 @@
 // is correct and it is legal (nu = speedup). Pure function.
 #pragma once
 
+#include <optional>
+
 #include "verify/verdict.h"
 
 namespace anvil {
@@ -14,7 +16,8 @@ struct RewardOptions {
   bool against_compile = false;  // Speedup vs torch.compile instead of eager.
 };
 
-// Uses verdict.status, correctness_rate and the perf gate's speedup.
-double ComputeReward(const Verdict& verdict, const RewardOptions& options);
+// Uses verdict.status, correctness_rate and the perf gate's speedup; none
+// for infra_error (the machine failed: nothing the candidate did is scored).
+std::optional<double> ComputeReward(const Verdict& verdict, const RewardOptions& options);
 
 }  // namespace anvil

@@ -146,6 +146,16 @@ struct Verdict {
   // The quotas in force for the candidate's processes (core/cgroup.h), by
   // name: "run_memory_bytes", "run_pids", ...; empty: none.
   std::map<std::string, double> quotas;
+  // An infra_error that recurred, alone on the machine, with this candidate
+  // only (its health probe passed between tries): judged runtime_error.
+  bool suspect_candidate = false;
+  // How many times the evaluator tried again after an infra_error (0: none).
+  int infra_retries = 0;
+  // Not in the JSON: the infra_error came while the candidate's code was
+  // imported, built or run, so it may be the candidate's doing and is tried
+  // again (Evaluator::Evaluate). One before that (a disk below its floor, a
+  // task that cannot be prepared) fails alike whatever the candidate.
+  bool infra_while_candidate = false;
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
   // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed
@@ -163,7 +173,9 @@ struct Verdict {
   LegalGate legal;
   PerfGate perf;
   double correctness_rate = 0;  // q = passed trials / trials.
-  double reward = -1;
+  // MusaCoder eq. 2 (verify/reward.h); none for infra_error: a trainer must
+  // not learn from the machine's failures (docs/verdict.md).
+  std::optional<double> reward = -1.0;
   std::string feedback;
   std::string error;  // infra_error: what went wrong in anvil or the environment.
 };

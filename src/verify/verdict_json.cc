@@ -210,11 +210,13 @@ std::string VerdictToJson(const Verdict& v, int indent) {
               {"legal", LegalJson(v.legal)},
               {"perf", PerfJson(v.perf)}}},
             {"correctness_rate", v.correctness_rate},
-            {"reward", v.reward},
+            {"reward", v.reward ? json(*v.reward) : json(nullptr)},
             {"feedback", v.feedback},
             {"error", v.error.empty() ? json(nullptr) : json(v.error)}};
   if (!v.task_degenerate.empty()) j["task_degenerate"] = true;
   if (!v.quotas.empty()) j["quotas"] = v.quotas;
+  if (v.suspect_candidate) j["suspect_candidate"] = true;
+  if (v.infra_retries > 0) j["infra_retries"] = v.infra_retries;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 

@@ -49,6 +49,7 @@ def test_a_disk_below_its_floor_starts_no_job_and_blames_no_candidate(small_disk
     assert v["status"] == "infra_error", v
     assert "under anvil's floor of 25 MiB" in v["error"] and str(cache) in v["error"], v["error"]
     assert "anvil cache prune" in v["error"]
+    assert v["reward"] is None and "infra_retries" not in v  # Decided before the candidate ran: not tried again.
     assert not cache.exists() or not any(cache.rglob("*.so"))  # Nothing was built there.
     # Room again: the same candidate is judged as usual.
     os.remove(filler)
@@ -97,6 +98,7 @@ def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(sm
     validate(v, load_schema())
     assert v["status"] == "infra_error", v
     assert "ran out of room while anvil prepared the task" in v["error"] and str(scratch) in v["error"], v["error"]
+    assert v["reward"] is None and "infra_retries" not in v
     assert not list(scratch.glob("anvil-*")), list(scratch.iterdir())  # The half-made task went.
     os.remove(filler)
     proc = run_anvil(*args, env=env)

@@ -146,7 +146,7 @@ def test_resume_keys_on_the_policy_and_machine_failures_leave_n(tmp_path):
     other = by_name["level_1_problem_1_sample_1_kernel.cpp"]
     other["policy"] = {"name": "kernelbench", "version": 1, "overrides": {}}  # Judged again.
     infra = by_name["level_2_problem_3_sample_0_kernel.cpp"]
-    infra.update(status="infra_error", reward=-1.0, correctness_rate=0.0, error="no device")
+    infra.update(status="infra_error", reward=None, correctness_rate=0.0, error="no device")
     (run / "anvil_verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in (old, other, infra)))
     report, proc = kernelbench(root, run)
     assert (report["already_done"], report["evaluated"]) == (2, 1), proc.stderr

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
 TASK = HERE / "redteam" / "relu_16mb.py"
 FORGER = HERE / "redteam" / "d8_forged_event_native.cu"
-HONEST = HERE / "smoke" / "relu_native.cu"
+HONEST = HERE.parent.parent / "examples" / "health" / "relu.cu"
 
 pytestmark = pytest.mark.skipif(not (os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")),
                                 reason="needs an NVIDIA GPU")

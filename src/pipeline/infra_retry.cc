@@ -1,0 +1,135 @@
+// The one owner of retries (issue 35): an infra_error that came while the
+// candidate's code ran is tried again, alone among this process's
+// evaluations, after the machine proved healthy on a known-good candidate. A
+// failure that recurs with this candidate alone is taken for its doing:
+// runtime_error, `suspect_candidate`. Nothing else in anvil retries a verdict
+// (the reward service and the trainer adapters do not).
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "core/environment.h"
+#include "pipeline/device_gate.h"
+#include "pipeline/evaluator.h"
+#include "verify/feedback.h"
+
+namespace anvil {
+namespace fs = std::filesystem;
+namespace {
+
+// Every try of every evaluation in this process holds it shared; a retry
+// holds it alone, so that no other job's load or failure lands in it.
+DeviceGate& JobsGate() {
+  static DeviceGate gate;
+  return gate;
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The verdict once every try failed while the machine stayed healthy.
+void JudgeSuspect(Verdict& v, const std::vector<std::string>& errors, const RewardOptions& reward) {
+  v.status = VerdictStatus::kRuntimeError;
+  v.suspect_candidate = true;
+  v.run.ran = true;
+  v.run.ok = false;
+  v.run.stage = "";
+  std::string each;
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    each += "\n  try " + std::to_string(i + 1) + ": " + FirstLine(errors[i]);
+  }
+  v.run.message = "anvil could not judge this candidate: all " + std::to_string(errors.size()) +
+                  " tries failed inside anvil while its code ran, though between them the machine judged a "
+                  "known-good kernel correctly, alone. The failure comes with this candidate only, so it is "
+                  "counted as the candidate's" +
+                  each;
+  v.error.clear();
+  v.reward = ComputeReward(v, reward);
+  v.feedback = MakeFeedback(v);
+}
+
+}  // namespace
+
+bool InjectedInfraFault(const fs::path& candidate) {
+  static const char* spec = std::getenv("ANVIL_INJECT_INFRA");
+  if (spec == nullptr || *spec == '\0') return false;
+  static const std::string text = [] {
+    std::string s = spec;
+    const auto colon = s.rfind(':');
+    return colon == std::string::npos ? s : s.substr(0, colon);
+  }();
+  static const long limit = [] {
+    std::string s = spec;
+    const auto colon = s.rfind(':');
+    return colon == std::string::npos ? -1L : std::strtol(s.c_str() + colon + 1, nullptr, 10);
+  }();
+  static std::atomic<long> injected{0};
+  if (candidate.string().find(text) == std::string::npos) return false;
+  return limit < 0 || injected.fetch_add(1) < limit;
+}
+
+Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const Lanes& lanes) {
+  const auto start = std::chrono::steady_clock::now();
+  Verdict v;
+  {
+    SharedDeviceHold others(JobsGate());
+    v = EvaluateOnce(task, candidate, lanes);
+  }
+  auto retryable = [&] { return v.status == VerdictStatus::kInfraError && v.infra_while_candidate; };
+  if (options_.infra_retries <= 0 || !retryable()) return v;
+  std::vector<std::string> errors;
+  for (int k = 0; k < options_.infra_retries && retryable(); ++k) {
+    errors.push_back(v.error);
+    // No other evaluation of this process starts until the retry ends; those
+    // running finish first.
+    ExclusiveDeviceHold alone(JobsGate());
+    if (Status healthy = ProbeHealth(); !healthy.ok()) {
+      v.error +=
+          "\n[anvil] not tried again: the machine failed its health probe (" + FirstLine(healthy.message()) + ")";
+      v.feedback = MakeFeedback(v);
+      break;
+    }
+    v = EvaluateOnce(task, candidate, lanes);
+    v.infra_retries = k + 1;
+  }
+  if (retryable() && v.infra_retries == options_.infra_retries) {
+    errors.push_back(v.error);
+    JudgeSuspect(v, errors, options_.reward);
+  }
+  v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return v;
+}
+
+Status Evaluator::ProbeHealth() {
+  fs::path candidate;
+  switch (backend_.kind()) {
+    case BackendKind::kCpu:
+      candidate = SourceDir() / "examples" / "candidates" / "relu" / "pass_native.cpp";
+      break;
+    case BackendKind::kCuda:
+      candidate = SourceDir() / "examples" / "health" / "relu.cu";
+      break;
+    default:
+      return Status::Error("no health probe for the " + backend_.name() + " backend");
+  }
+  auto task = LoadTask(SourceDir() / "examples" / "tasks" / "relu.py");
+  if (!task.ok()) return task.status();
+  Evaluator* probe = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!probe_) {
+      EvalOptions options = options_;
+      options.perf = false;
+      options.infra_retries = 0;
+      options.format = "";
+      probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
+    }
+    probe = probe_.get();
+  }
+  const Verdict v = probe->EvaluateOnce(task.value(), candidate, {});
+  if (v.status == VerdictStatus::kPass) return Status::Ok();
+  return Status::Error("the bundled relu " + candidate.filename().string() + " was judged " + StatusName(v.status) +
+                       (v.error.empty() ? "" : ": " + v.error));
+}
+
+}  // namespace anvil
