@@ -65,7 +65,7 @@ std::uintmax_t PruneResult::RemovedBytes() const {
 }
 
 Result<PruneResult> PruneCache(const fs::path& root, const PruneOptions& options) {
-  if (!options.max_bytes && !options.older_than) {
+  if (!options.max_bytes && !options.older_than && options.min_removed_bytes == 0) {
     return Status::Error("nothing to prune by: set a size bound, an age bound or both");
   }
   auto contents = ScanCache(root);
@@ -80,16 +80,19 @@ Result<PruneResult> PruneCache(const fs::path& root, const PruneOptions& options
     total -= std::min(total, leftover.bytes);
   }
   const fs::file_time_type now = options.now.value_or(fs::file_time_type::clock::now());
+  std::uintmax_t removed = 0;
   for (const CacheEntry& entry : contents.value().entries) {
     const bool too_old = options.older_than && now - entry.last_used > *options.older_than;
-    const bool too_big = options.max_bytes && total > *options.max_bytes;
+    const bool too_big = (options.max_bytes && total > *options.max_bytes) || removed < options.min_removed_bytes;
+    const bool recent = options.keep_newer_than && now - entry.last_used < *options.keep_newer_than;
     // Entries come least recently used first: the ones after this are newer still.
-    if (!too_old && !too_big) break;
+    if ((!too_old && !too_big) || recent) break;
     std::string failure;
     switch (RemoveEntry(entry, options.dry_run, failure)) {
       case Removal::kRemoved:
         result.removed.push_back(entry);
         total -= std::min(total, entry.bytes);
+        removed += entry.bytes;
         break;
       case Removal::kInUse:
         result.in_use.push_back(entry);

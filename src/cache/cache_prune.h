@@ -29,6 +29,11 @@ struct PruneOptions {
   std::optional<std::uintmax_t> max_bytes;
   // Evict entries not used for longer than this. Default: no bound.
   std::optional<std::chrono::seconds> older_than;
+  // Evict until at least this many bytes are gone (room wanted on the disk).
+  std::uintmax_t min_removed_bytes = 0;
+  // Keep entries used more recently than this whatever the bounds say (an
+  // automatic prune: a build between its compile and its run). Default: none.
+  std::optional<std::chrono::seconds> keep_newer_than;
   bool dry_run = false;  // Remove nothing; report what would go.
   // The time ages are measured from. Default: the file clock's now.
   std::optional<std::filesystem::file_time_type> now;
@@ -45,7 +50,7 @@ struct PruneResult {
   std::uintmax_t RemovedBytes() const;
 };
 
-// Error when `root` is not a folder or neither bound is set.
+// Error when `root` is not a folder or no bound is set.
 Result<PruneResult> PruneCache(const std::filesystem::path& root, const PruneOptions& options);
 
 }  // namespace anvil

@@ -161,6 +161,23 @@ TEST_F(CachePruneTest, RemovesLeftoversOfAKilledPrune) {
   EXPECT_FALSE(fs::exists(leftover.parent_path()));
 }
 
+TEST_F(CachePruneTest, RoomWantedEvictsUntilThatMuchIsGone) {
+  PruneOptions options;
+  options.min_removed_bytes = 1500;  // Two entries' worth.
+  const PruneResult r = Prune(options);
+  EXPECT_EQ(Paths(r.removed), (std::vector<fs::path>{oldest_, middle_}));
+  EXPECT_TRUE(fs::exists(newest_));
+}
+
+TEST_F(CachePruneTest, RecentEntriesStayWhateverTheBoundSays) {
+  PruneOptions options;
+  options.max_bytes = 0;
+  options.keep_newer_than = std::chrono::hours(36);
+  const PruneResult r = Prune(options);
+  EXPECT_EQ(Paths(r.removed), (std::vector<fs::path>{oldest_, middle_}));
+  EXPECT_TRUE(fs::exists(newest_));  // Used a day ago.
+}
+
 TEST_F(CachePruneTest, NeedsABoundAndAFolder) {
   auto unbounded = PruneCache(dir_, PruneOptions{});
   ASSERT_FALSE(unbounded.ok());

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cache/byte_size.h"
 #include "core/cgroup.h"
 #include "core/environment.h"
 
@@ -64,6 +65,11 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "slots side by side) or 'none'; a size is capped at 'auto'")
       ->capture_default_str();
   cmd->add_option("--quota-pids", f.quota_pids, "Processes and threads each candidate may have at once (0: no quota)")
+      ->capture_default_str();
+  cmd->add_option("--cache-max-size", f.cache_max_size,
+                  "Bound on the cache folder, kept by evicting least recently used entries while anvil runs (as "
+                  "`anvil cache prune --max-size` does), besides keeping its disk above anvil's free-space floor: a "
+                  "size (50G), 'auto' (half the disk holding it) or 'none' (the floor alone)")
       ->capture_default_str();
   cmd->add_option("--infra-retries", f.infra_retries,
                   "Times an infra_error that came while the candidate ran is tried again, alone on the machine and "
@@ -155,6 +161,13 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   if (!quota.ok()) return quota.status();
   o.run_quota = quota.value();
   o.infra_retries = f.infra_retries;
+  if (f.cache_max_size == "none") {
+    o.cache_bound = CacheBound{};
+  } else if (f.cache_max_size != "auto") {
+    auto bytes = ParseByteSize(f.cache_max_size);
+    if (!bytes.ok()) return Status::Error("--cache-max-size: " + bytes.message() + " (or 'auto', 'none')");
+    o.cache_bound = CacheBound{bytes.value()};
+  }
   return o;
 }
 

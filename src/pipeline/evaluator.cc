@@ -81,6 +81,13 @@ Evaluator::Evaluator(Backend backend, EvalOptions options, std::shared_ptr<Devic
   // Workers run in their own folders: every path handed to them must be absolute.
   std::error_code ec;
   options_.cache_dir = fs::absolute(options_.cache_dir, ec);
+  CacheBound bound;
+  if (options_.cache_bound) {
+    bound = *options_.cache_bound;
+  } else {
+    bound.max_bytes = DefaultCacheMaxBytes(options_.cache_dir);
+  }
+  keeper_ = std::make_unique<CacheKeeper>(options_.cache_dir, bound);
 }
 
 Result<TorchInfo> Evaluator::Torch() {
@@ -152,8 +159,11 @@ Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, con
   if (!format.ok()) return infra(format.message());
   v.format = format.value();
   if (!fs::is_regular_file(candidate, ec)) return infra("candidate file not found: " + candidate.string());
-  // The machine's disks below their floor: no job starts writing there (its
-  // failure would look like the candidate's), and none is judged.
+  // The cache within its bound; the machine's disks above their floor, or no
+  // job starts writing there (its failure would look like the candidate's)
+  // and none is judged, once eviction could not make room.
+  keeper_->Tick();
+  if (NoRoomToJudge(options_.cache_dir)) (void)keeper_->KeepNow();
   if (auto full = NoRoomToJudge(options_.cache_dir)) return infra(*full);
 
   // Torch's build facts and the sandbox this machine allows: found once per

@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "backend/torch_info.h"
+#include "cache/cache_keeper.h"
 #include "compile/build.h"
 #include "core/cgroup.h"
 #include "pipeline/device_gate.h"
@@ -58,6 +59,9 @@ struct EvalOptions {
   // to this many times, each alone on the machine after a health probe
   // (pipeline/infra_retry.cc); 0: never.
   int infra_retries = 2;
+  // The cache's bound, kept by evicting least recently used entries
+  // (cache/cache_keeper.h); unset: half the disk holding it, and its floor.
+  std::optional<CacheBound> cache_bound;
 };
 
 // How many input sets the timed calls rotate through, each one's last output
@@ -194,6 +198,7 @@ class Evaluator {
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
   std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
+  std::unique_ptr<CacheKeeper> keeper_;
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;
   DeviceGate& device_;

@@ -122,6 +122,7 @@ Status Evaluator::ProbeHealth() {
       options.perf = false;
       options.infra_retries = 0;
       options.format = "";
+      options.cache_bound = CacheBound{std::nullopt, false};  // The evaluator's own keeper keeps it.
       probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
     }
     probe = probe_.get();

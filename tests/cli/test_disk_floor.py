@@ -7,11 +7,13 @@ EXDEV, and `anvil eval` exited 2)."""
 
 import json
 import os
+import shutil
+import time
 import subprocess
 
 import pytest
 
-from conftest import EXAMPLES, load_schema, run_anvil, validate
+from conftest import EXAMPLES, ROOT, load_schema, run_anvil, validate
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
 HONEST = str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")
@@ -104,3 +106,46 @@ def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(sm
     proc = run_anvil(*args, env=env)
     v = json.loads(proc.stdout)
     assert v["status"] == "pass", v["feedback"] + proc.stderr
+
+
+def old_artifact(cache, key_char, mib, days=2):
+    """A built artifact as anvil lays it out (src/cache/cache_scan.h), last used `days` ago."""
+    key = key_char * 64
+    entry = cache / "artifacts" / key
+    entry.mkdir(parents=True)
+    (entry / "complete").write_text("")
+    with open(entry / "libcandidate.so", "wb") as f:
+        f.write(b"\0" * (mib << 20))
+    (cache / "artifacts" / "locks").mkdir(exist_ok=True)
+    (cache / "artifacts" / "locks" / (key + ".lock")).write_text("")
+    then = time.time() - days * 86400
+    os.utime(entry, (then, then))
+    return entry
+
+
+def test_a_disk_below_its_floor_is_made_room_on_by_evicting_the_cache(small_disk):
+    """The disk is a budget: old entries of the cache fill it past the floor; anvil evicts them, least recently used
+    first, and judges the candidate, saying what it evicted. What the judge itself just used stays."""
+    cache = small_disk / "cache"
+    assert judge(cache)[0]["status"] == "pass"
+    free_mib = shutil.disk_usage(small_disk).free >> 20
+    older, old = [old_artifact(cache, c, (free_mib - 10) // 2, days) for c, days in (("a", 3), ("b", 2))]
+    assert shutil.disk_usage(small_disk).free < 25 << 20  # Under the floor.
+    v, proc = judge(cache)
+    assert v["status"] == "pass", v["error"]
+    assert not older.exists() and old.exists()  # The least recently used went; it made room enough.
+    assert "evicted 1 entry, least recently used first" in proc.stderr, proc.stderr
+    assert "under anvil's floor" in proc.stderr
+
+
+def test_the_cache_stays_within_its_size_bound(small_disk):
+    cache = small_disk / "cache"
+    assert judge(cache)[0]["status"] == "pass"
+    old = old_artifact(cache, "c", 64)
+    proc = run_anvil("eval", "--json", "-q", "-t", RELU, "-c", HONEST, "-b", "cpu", "--no-perf", "--cache-dir",
+                     str(cache), "--cache-max-size", "48M")
+    assert json.loads(proc.stdout)["status"] == "pass"
+    assert not old.exists()
+    assert "over its bound of 48.0 MiB" in proc.stderr, proc.stderr
+    assert any((cache / "artifacts").iterdir())  # What was used just now stays.
+
