@@ -27,7 +27,13 @@ class ArtifactCache {
   std::filesystem::path FailedLogPath(const std::string& key) const;
   // A fresh private folder to build into.
   Result<std::filesystem::path> Scratch() const;
-  // Moves `scratch` into place as `key`'s folder and returns it. When another
+  // The same for a candidate's build: in memory where the machine has room
+  // (MakeScratchDir, core/files.h), so that what its compilers write counts
+  // against their memory quota and a full disk cannot fail them; else
+  // Scratch(). Its error is the machine's (Status::MachineError).
+  Result<std::filesystem::path> BuildScratch() const;
+  // Moves `scratch` into place as `key`'s folder and returns it (a copy from
+  // another filesystem: a full disk is a MachineError). When another
   // builder won the race, discards `scratch` and returns theirs.
   Result<std::filesystem::path> Publish(const std::string& key, const std::filesystem::path& scratch) const;
 

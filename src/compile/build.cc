@@ -143,31 +143,32 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     return (*dir / job.artifact).string();
   }
   was_cached = false;
-  auto scratch = cache.Scratch();
-  if (!scratch.ok()) {
-    result.log += "[anvil] " + scratch.message() + "\n";
-    return "";
-  }
+  // What fails before the compilers run, or in anvil's own writes after
+  // them, is the machine's: the build's infra_error, never a compile_error.
+  auto machine_failed = [&](const std::string& message) {
+    result.anvil_problem = message;
+    result.log += "[anvil] " + message + "\n";
+    return std::string();
+  };
+  auto scratch = cache.BuildScratch();
+  if (!scratch.ok()) return machine_failed(scratch.message());
   for (const auto& [name, text] : job.files) {
     if (Status s = WriteFileAtomic(scratch.value() / name, text); !s.ok()) {
-      result.log += "[anvil] " + s.message() + "\n";
-      return "";
+      (void)RemoveTree(scratch.value());
+      return machine_failed(s.message());
     }
   }
   auto box = CompilerSandbox::Make({job.reads, {scratch.value()}});
   if (!box.ok()) {
-    result.log += "[anvil] " + box.message() + "\n";
     (void)RemoveTree(scratch.value());
-    return "";
+    return machine_failed(box.message());
   }
   std::shared_ptr<JobCgroup> group;
   if (options.quota.any()) {
     auto made = JobCgroup::Create(options.quota);
     if (!made.ok()) {
-      result.anvil_problem = "cannot keep the compilers' quotas: " + made.message();
-      result.log += "[anvil] " + result.anvil_problem + "\n";
       (void)RemoveTree(scratch.value());
-      return "";
+      return machine_failed("cannot keep the compilers' quotas: " + made.message());
     }
     group = std::move(made.value());
     box.value().set_cgroup(group);
@@ -257,10 +258,7 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
   if (!torch_headers.empty()) (void)WriteFileAtomic(scratch.value() / kTorchHeadersFile, torch_headers);
   result.log += log;
   auto dir = cache.Publish(job.key, scratch.value());
-  if (!dir.ok()) {
-    result.log += "[anvil] " + dir.message() + "\n";
-    return "";
-  }
+  if (!dir.ok()) return machine_failed(dir.message());
   result.log_path = dir.value() / "build.log";
   return (dir.value() / job.artifact).string();
 }

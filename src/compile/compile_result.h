@@ -41,7 +41,8 @@ struct CompileResult {
   // A compiler of the build went over its memory quota and the kernel killed
   // it (the group's own count): what the summary leads with.
   std::string over_quota;
-  // anvil could not run the build as asked (its quotas could not be kept):
+  // anvil could not run the build as asked (no folder to build in, no
+  // sandbox, quotas it could not keep, a write of its own that failed):
   // anvil's failure, not the candidate's.
   std::string anvil_problem;
 };

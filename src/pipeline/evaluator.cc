@@ -327,12 +327,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     return;
   }
   if (v.compile.ran && !v.compile.ok) {
-    const fs::path artifacts = options_.cache_dir / "artifacts";
-    if (auto full = BuildDiskFullProblem(artifacts, FreeBytes(artifacts))) {
-      v.error = *full;
-      v.status = VerdictStatus::kInfraError;
-      return;
-    }
+    // Built in memory (ArtifactCache::BuildScratch): a full disk did not fail it.
     v.status = VerdictStatus::kCompileError;
     return;
   }

@@ -147,9 +147,4 @@ std::optional<std::string> DiskFullProblem(const std::filesystem::path& work, st
   return DiskFullMessage(work.parent_path(), free, "the candidate's run (writing its outputs)");
 }
 
-std::optional<std::string> BuildDiskFullProblem(const std::filesystem::path& cache, std::uintmax_t free) {
-  if (free >= kDiskLowBytes) return std::nullopt;
-  return DiskFullMessage(cache, free, "the candidate's build");
-}
-
 }  // namespace anvil

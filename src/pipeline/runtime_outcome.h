@@ -61,9 +61,5 @@ inline constexpr std::uintmax_t kDiskLowBytes = std::uintmax_t{1} << 30;
 // verdict). nullopt: not the disk.
 std::optional<std::string> DiskFullProblem(const std::filesystem::path& work, std::uintmax_t free,
                                            std::uintmax_t work_bytes, std::uintmax_t task_bytes);
-// The same for a failed build, its artifacts to go under `cache`: no file of
-// the build can grow past kCompilerMaxFileBytes (compile/compiler_run.h), and
-// a failed build leaves nothing behind, so only the free room decides.
-std::optional<std::string> BuildDiskFullProblem(const std::filesystem::path& cache, std::uintmax_t free);
 
 }  // namespace anvil

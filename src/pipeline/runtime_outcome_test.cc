@@ -30,14 +30,6 @@ TEST(DiskFullProblemTest, ACandidateThatFilledTheDiskItselfKeepsItsVerdict) {
   EXPECT_TRUE(DiskFullProblem("/tmp/w/trials", 0, 400 * kMiB + kDiskLowBytes, 400 * kMiB).has_value());
 }
 
-TEST(DiskFullProblemTest, ABuildThatFailedOnAFullDiskIsAnvilsProblem) {
-  auto problem = BuildDiskFullProblem("/cache/artifacts", 5 * kMiB);
-  ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("/cache/artifacts has only 5 MiB free: the candidate's build failed"), std::string::npos)
-      << *problem;
-  EXPECT_FALSE(BuildDiskFullProblem("/cache/artifacts", kDiskLowBytes).has_value());
-}
-
 RuleHit Hit(const std::string& rule, const std::string& severity) {
   RuleHit h;
   h.rule = rule;

@@ -149,3 +149,29 @@ def test_the_cache_stays_within_its_size_bound(small_disk):
     assert "over its bound of 48.0 MiB" in proc.stderr, proc.stderr
     assert any((cache / "artifacts").iterdir())  # What was used just now stays.
 
+
+BIG_LIBRARY = ROOT / "tests" / "redteam" / "infra" / "big_library_native.cpp"
+
+
+def test_a_build_too_big_for_the_disk_is_built_in_memory_and_its_copy_is_the_machines_failure(small_disk):
+    """The candidate's build runs in memory (its compilers' pages count against their quota): the disk, above its
+    floor but without room for a 40 MiB library, fails only anvil's copy into the cache, which is the machine's
+    failure (infra_error, no reward) — where a compiler writing to the disk once made it a compile_error. Tried
+    again, it fails the same while the health probe passes: with this candidate only, so it becomes
+    runtime_error, suspect_candidate. With room, the same candidate passes."""
+    cache = small_disk / "cache"
+    assert judge(cache)[0]["status"] == "pass"
+    filler = small_disk / "filler"
+    with open(filler, "wb") as f:
+        f.write(b"\0" * (shutil.disk_usage(small_disk).free - (34 << 20)))  # Over the floor and a quarter (32 MiB).
+    args = ["eval", "--json", "-q", "-t", RELU, "-c", str(BIG_LIBRARY), "-b", "cpu", "--no-perf", "--cache-dir",
+            str(cache)]
+    v = json.loads(run_anvil(*args, "--infra-retries", "0").stdout)
+    validate(v, load_schema())
+    assert v["status"] == "infra_error" and v["reward"] is None, v
+    assert "cannot copy the build into" in v["error"] and " MiB free there" in v["error"], v["error"]
+    v = json.loads(run_anvil(*args).stdout)
+    assert v["status"] == "runtime_error" and v["suspect_candidate"] and v["infra_retries"] == 2, v
+    os.remove(filler)
+    v = json.loads(run_anvil(*args).stdout)
+    assert v["status"] == "pass", v

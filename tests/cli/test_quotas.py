@@ -76,3 +76,12 @@ def test_malformed_quotas_are_refused_by_name(flag, value, says):
     proc = run_anvil("eval", "-t", RELU, "-c", HONEST, "-b", "cpu", flag, value)
     assert proc.returncode == 2, proc.stderr
     assert says in proc.stderr
+
+
+def test_a_descriptor_bomb_meets_its_open_files_quota():
+    """Its right answer is in its outputs, but it holds every descriptor its quota allows (4096, RLIMIT_NOFILE), so its
+    worker cannot write them: the candidate's failure (runtime_error), never anvil's."""
+    v = judge(QUOTA / "descriptor_bomb_native.cpp", *FLAGS)
+    assert v["status"] == "runtime_error" and v["error"] is None, v
+    assert "Too many open files" in v["feedback"], v["feedback"]
+
