@@ -204,11 +204,20 @@ std::optional<std::uint64_t> ParseSize(const std::string& text) {
 
 // Devices side by side, as DevicesFor counts them (1 when --backend or
 // --gpus is malformed: they are refused later, by name).
-std::uint64_t DevicesOf(const EvalFlags& f) {
+// The candidate processes that may be alive at once (pipeline/job_stream.h):
+// each device's runs and, with compiles ahead, the places of its queue for
+// timed calls (at most kTimingQueuePerRunSlot per run slot), and the
+// extractions and builds ahead. Their quotas together stay within what is
+// available.
+std::uint64_t QuotaSlots(const EvalFlags& f) {
   auto backend = Backend::FromName(f.backend);
-  if (!backend.ok()) return 1;
+  if (!backend.ok()) return static_cast<std::uint64_t>(std::max(1, f.jobs));
   auto devices = DevicesFor(backend.value(), f.gpus);
-  return devices.ok() ? devices.value().size() : 1;
+  const std::uint64_t n = devices.ok() ? devices.value().size() : 1;
+  const BatchOptions batch = ToBatchOptions(f, backend.value());
+  const std::uint64_t runs = static_cast<std::uint64_t>(std::max(1, batch.parallel)) * n;
+  const std::uint64_t ahead = static_cast<std::uint64_t>(std::max(0, batch.compile_ahead));
+  return runs * (ahead > 0 ? 1 + kTimingQueuePerRunSlot : 1) + ahead;
 }
 
 }  // namespace
@@ -231,8 +240,7 @@ Result<JobQuota> RunQuota(const EvalFlags& f) {
                              JobCgroup::Mechanisms() + "); use --quota-memory none to run without");
       }
     } else {
-      const std::uint64_t slots = static_cast<std::uint64_t>(std::max(1, f.jobs)) * DevicesOf(f);
-      const std::uint64_t share = JobCgroup::MemoryAvailable() / slots;
+      const std::uint64_t share = JobCgroup::MemoryAvailable() / QuotaSlots(f);
       q.memory_bytes = asked ? std::min(*asked, share) : share;
     }
   }

@@ -43,8 +43,10 @@ struct EvalFlags {
 
 // The candidate processes' quotas from --quota-memory and --quota-pids: a
 // size ("8G", "512M", bytes) is capped at the memory available to anvil ÷
-// the slots side by side (--jobs × GPUs), "auto" is that share, "none" or 0
-// none. Where this machine cannot keep a quota (no writable control group),
+// the candidate processes that may be alive at once (--jobs × GPUs, times 4
+// with builds ahead: the timed calls' queue; plus --compile-jobs), so that
+// the quotas admitted at once never sum past it; "auto" is that share,
+// "none" or 0 none. Where this machine cannot keep a quota (no writable control group),
 // "auto" and the default pids quota mean none; a quota asked for by name is
 // an error.
 Result<JobQuota> RunQuota(const EvalFlags& flags);

@@ -85,3 +85,15 @@ def test_a_descriptor_bomb_meets_its_open_files_quota():
     assert v["status"] == "runtime_error" and v["error"] is None, v
     assert "Too many open files" in v["feedback"], v["feedback"]
 
+
+def test_the_quotas_admitted_at_once_never_sum_past_the_memory_available():
+    """`auto` shares the memory available among every candidate process that may be alive at once: one per run slot
+    (-j), and with builds ahead (--compile-jobs) also the places waiting for timed calls (three per run slot) and the
+    builds. -j 2 --compile-jobs 2 may hold 2 + 6 + 2 = 10 at once: a tenth of what -j 1 alone gets."""
+    quotas = []
+    for flags in (("-j", "1", "--compile-jobs", "0"), ("-j", "2", "--compile-jobs", "2")):
+        v = judge(HONEST, "-b", "cpu", "--no-perf", "--quota-memory", "auto", *flags)
+        assert v["status"] == "pass", v
+        quotas.append(v["quotas"]["run_memory_bytes"])
+    assert quotas[0] / quotas[1] == pytest.approx(10, rel=0.05), quotas
+
