@@ -88,9 +88,15 @@ bool MakePath(const char* path, bool file) {
     const char saved = buf[i];
     buf[i] = '\0';
     if (i == n && file) {
+      // There already when a recursive bind of a folder above it carried
+      // its mount along (a read-only file in a scratch under /dev/shm).
+      struct stat st;
       const int fd = ::open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-      if (fd < 0) return false;
-      ::close(fd);
+      if (fd >= 0) {
+        ::close(fd);
+      } else if (::stat(buf, &st) != 0) {
+        return false;
+      }
     } else if (::mkdir(buf, 0700) != 0 && errno != EEXIST) {
       return false;
     }

@@ -405,6 +405,38 @@ TEST_F(SandboxTest, WithoutLandlockTheChildsRootHoldsOnlyTheListedPaths) {
   EXPECT_FALSE(r.sandbox_layers & kSandboxOwnRoot);
 }
 
+// A run's folder in memory (/dev/shm) is the scratch, with a file in it the
+// candidate may only read (as anvil's builds.json): the root layer holds them
+// too, and still nothing but the listed paths. (The read-only file, carried
+// into the new root by the scratch's recursive bind, once failed the layer.)
+TEST_F(SandboxTest, WithoutLandlockTheChildsRootHoldsAScratchInDevShm) {
+  const fs::path own = MakeScratchDir("anvil-test-root-", 1).value();
+  if (!Under(own, "/dev/shm")) {
+    (void)RemoveTree(own);
+    GTEST_SKIP() << "no /dev/shm scratch on this machine";
+  }
+  ASSERT_TRUE(WriteFileAtomic(own / "builds.json", "{}").ok());
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;
+  policy.read_write = {own};
+  policy.read_only.push_back(own / "builds.json");
+  auto box = Sandbox::Prepare(policy);
+  ASSERT_TRUE(box.ok()) << box.message();
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo mine > out.txt; read -r y < " + secret_.string() + "; echo \"$y\""};
+  spec.working_dir = own.string();
+  spec.sandbox = box.value();
+  spec.deadline = std::chrono::seconds(20);
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok()) << r.message();
+  if (!(r.value().sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  EXPECT_TRUE(r.value().sandbox_layers & kSandboxOwnRoot) << r.value().Describe() << r.value().err;
+  EXPECT_EQ(r.value().out.find("the reference outputs"), std::string::npos) << r.value().out;
+  EXPECT_EQ(ReadFile(own / "out.txt").value(), "mine\n");
+  EXPECT_EQ(ReadFile(own / "builds.json").value(), "{}");
+  (void)RemoveTree(own);
+}
+
 // The CUDA driver names its threads through /proc/<pid>/task/<tid>/comm (cuInit fails with error 304 when it
 // cannot), so the candidate policy makes /proc writable; /proc's kernel settings stay read-only in the child's mount
 // namespace, with or without Landlock: when the tests run as root (as on the GPU machine), a child mapped to the
