@@ -40,6 +40,18 @@ IncludeDirs ScanIncludes(const TorchInfo& torch, const Backend& backend) {
 
 // Room left free on the scratch filesystem beyond a streamed task's trials.
 constexpr std::uintmax_t kScratchSlackBytes = std::uintmax_t{1} << 30;
+// Room in a run's folder beyond its outputs (the candidate's own files, logs).
+constexpr std::uintmax_t kRunScratchSlackBytes = std::uintmax_t{64} << 20;
+
+// What a cached task's run writes: an output like each set's expected one.
+std::uintmax_t OutputBytes(const PreparedTask& prepared) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(prepared.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_directory(ec)) bytes += TreeBytes(it->path() / "expected");
+  }
+  return bytes;
+}
 
 std::string NowIso() {
   std::time_t t = std::time(nullptr);
@@ -375,21 +387,28 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   std::optional<SlotHold> run_slot;
   if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
 
-  // The run's folder. A streamed trial holds its inputs, the reference
-  // outputs and the candidate's outputs at once (plus slack): keep them off
-  // the disk if we can — in memory this evaluation reserved (only now that it
-  // runs), next to the others running side by side. It asks for room for all
-  // its trials (made at once) and needs room for one.
+  // The run's folder, the only one the candidate may write. A streamed trial
+  // holds its inputs, the reference outputs and the candidate's outputs at
+  // once (plus slack): keep them off the disk if we can — in memory this
+  // evaluation reserved (only now that it runs), next to the others running
+  // side by side. It asks for room for all its trials (made at once) and
+  // needs room for one. Another task's run is made in memory too when its
+  // outputs fit the budget now (no waiting): what the candidate writes there
+  // counts against its memory quota, and a full disk cannot fail its run.
+  // --keep-work keeps the folder on the disk, to be read afterwards.
+  const bool scratch_named = std::getenv("ANVIL_SCRATCH_DIR") != nullptr;
   std::optional<ScratchReservation> scratch;
-  if (prepared.streamed && std::getenv("ANVIL_SCRATCH_DIR") == nullptr) {
+  if (prepared.streamed && !scratch_named) {
     const auto trial = static_cast<std::uintmax_t>(prepared.trial_bytes);
     scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
                     static_cast<std::uintmax_t>(prepared.trials) * 2 * trial + trial + kScratchSlackBytes);
+  } else if (!prepared.streamed && !scratch_named && !options_.keep_work) {
+    scratch.emplace(ScratchBudget::Memory(), OutputBytes(prepared) + kRunScratchSlackBytes);
   }
   const std::uintmax_t scratch_room = scratch ? scratch->bytes() : 0;
-  auto made = prepared.streamed && (scratch_room > 0 || std::getenv("ANVIL_SCRATCH_DIR") != nullptr)
-                  ? MakeScratchDir("anvil-eval-", scratch_room)
-                  : MakeTempDir("anvil-eval-");
+  const bool in_memory = scratch_room > 0;
+  auto made = in_memory || (prepared.streamed && scratch_named) ? MakeScratchDir("anvil-eval-", scratch_room)
+                                                                : MakeTempDir("anvil-eval-");
   if (!made.ok()) {
     v.error = made.message();
     v.status = VerdictStatus::kInfraError;
@@ -422,7 +441,9 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   }
   if (WorkerFindingsCheat(v)) return;
   if (!v.run.ok) {
-    if (auto full = v.run.timed_out ? std::nullopt : DiskFull(work, prepared)) {
+    // On the disk (no room in memory), a run that failed for want of room
+    // there is the machine's; in memory the disk had no part in it.
+    if (auto full = v.run.timed_out || in_memory ? std::nullopt : DiskFull(work, prepared)) {
       v.error = *full;
       v.status = VerdictStatus::kInfraError;
       return;

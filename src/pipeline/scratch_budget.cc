@@ -23,6 +23,13 @@ std::uintmax_t AvailableMemory() {
 
 }  // namespace
 
+std::uintmax_t ScratchBudget::TryReserve(std::uintmax_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bytes > limit_ - used_) return 0;
+  used_ += bytes;
+  return bytes;
+}
+
 ScratchBudget& ScratchBudget::Memory() {
   static ScratchBudget budget(std::min(AvailableMemory() / 2, FreeBytes("/dev/shm")));
   return budget;

@@ -23,6 +23,8 @@ class ScratchBudget {
   // less than `need` is free; 0 when `need` exceeds the whole limit (use the
   // disk). Give the result back with Release.
   std::uintmax_t Reserve(std::uintmax_t need, std::uintmax_t want);
+  // Takes `bytes` if they are free now, else nothing (0); never waits.
+  std::uintmax_t TryReserve(std::uintmax_t bytes);
   void Release(std::uintmax_t bytes);
   std::uintmax_t limit() const { return limit_; }
 
@@ -38,6 +40,8 @@ class ScratchReservation {
  public:
   ScratchReservation(ScratchBudget& budget, std::uintmax_t need, std::uintmax_t want)
       : budget_(budget), bytes_(budget.Reserve(need, want)) {}
+  // TryReserve's.
+  ScratchReservation(ScratchBudget& budget, std::uintmax_t bytes) : budget_(budget), bytes_(budget.TryReserve(bytes)) {}
   ~ScratchReservation() { budget_.Release(bytes_); }
   ScratchReservation(const ScratchReservation&) = delete;
   ScratchReservation& operator=(const ScratchReservation&) = delete;

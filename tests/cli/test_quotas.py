@@ -13,8 +13,8 @@ QUOTA = ROOT / "tests" / "redteam" / "quota"
 FLAGS = ("-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "256M", "--quota-pids", "64")
 
 
-def judge(candidate, *flags):
-    verdicts, proc = eval_json("-t", RELU, "-c", str(candidate), *flags)
+def judge(candidate, *flags, env=None):
+    verdicts, proc = eval_json("-t", RELU, "-c", str(candidate), *flags, env=env)
     if proc.returncode == 2 and "this machine cannot keep it" in proc.stderr:
         pytest.skip(proc.stderr.strip())  # No writable control groups here (this machine and CI's have them).
     assert len(verdicts) == 1, proc.stderr
@@ -97,3 +97,11 @@ def test_the_quotas_admitted_at_once_never_sum_past_the_memory_available():
         quotas.append(v["quotas"]["run_memory_bytes"])
     assert quotas[0] / quotas[1] == pytest.approx(10, rel=0.05), quotas
 
+
+def test_scratch_writes_meet_the_memory_quota_not_the_disk():
+    """The run's folder, the only one a candidate may write, is in memory: writing 2 GiB there (16 files of 128 MiB)
+    meets the candidate's memory quota, told by the kernel's count; the disk never fills. (Its fopen is a static
+    cheat on its own: the static verdicts are off, to reach the run.)"""
+    v = judge(QUOTA / "scratch_filler_native.cpp", *FLAGS, env={"ANVIL_STATIC_VERDICTS": "0"})
+    assert v["status"] == "runtime_error", v
+    assert v["gates"]["run"]["stage"] == "memory_quota", v["gates"]["run"]
