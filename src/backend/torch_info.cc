@@ -24,7 +24,12 @@ Result<std::string> InstallationKey() {
   spec.deadline = std::chrono::seconds(30);
   auto r = RunProcess(spec);
   if (!r.ok()) return Status::Error("cannot run Python (" + PythonExecutable() + "): " + r.message());
-  if (!r.value().Succeeded() || r.value().out.find("torch") == std::string::npos) {
+  if (!r.value().Succeeded()) {
+    // Python itself failed (out of descriptors or memory, a broken install): say what it said.
+    return Status::MachineError("cannot ask " + PythonExecutable() + " where torch is (" + r.value().Describe() +
+                                "):\n" + TailLines(r.value().err, 4));
+  }
+  if (r.value().out.find("torch") == std::string::npos) {
     return Status::Error("PyTorch is not installed for " + PythonExecutable() +
                          "; run scripts/setup.sh (or set ANVIL_PYTHON to a Python with torch)");
   }

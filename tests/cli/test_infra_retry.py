@@ -74,3 +74,14 @@ def test_a_retry_in_a_batch_runs_alone_and_the_other_verdicts_stand(tmp_path):
         "a_native.cpp": "pass", "b_breaks_native.cpp": "runtime_error", "c_native.cpp": "wrong_answer",
         "d_native.cpp": "pass"}, proc.stderr
     assert by_name["b_breaks_native.cpp"]["suspect_candidate"] is True
+
+
+def test_a_python_that_cannot_run_is_the_machines_failure_and_says_what_it_said():
+    """Python failing outright (here /bin/false; under a descriptor limit on anvil itself it exits 127) is the
+    machine's: `infra_error` saying so, where anvil once claimed PyTorch was not installed."""
+    verdicts, proc = eval_json("-t", RELU, "-c", str(HONEST), "-b", "cpu", "--no-perf",
+                               env={"ANVIL_PYTHON": "/bin/false"})
+    assert len(verdicts) == 1, proc.stderr
+    v = verdicts[0]
+    assert v["status"] == "infra_error" and v["reward"] is None, v
+    assert v["error"].startswith("cannot ask /bin/false where torch is (exit 1)"), v["error"]
