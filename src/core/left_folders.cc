@@ -15,8 +15,8 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kTransientPrefixes[] = {"anvil-eval-", "anvil-extract-", "anvil-prepare-", "anvil-expand-",
-                                              "anvil-sandbox-probe-"};
+constexpr const char* kTransientPrefixes[] = {"anvil-eval-",   "anvil-extract-",       "anvil-prepare-",
+                                              "anvil-expand-", "anvil-sandbox-probe-", "anvil-build-"};
 
 // The pid in `<prefix><pid>-` + six random characters, or 0.
 pid_t OwnerPid(const std::string& name) {

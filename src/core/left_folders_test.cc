@@ -41,19 +41,21 @@ TEST_F(LeftFoldersTest, RemovesOnlyOldFoldersOfProcessesThatAreGone) {
   const pid_t gone = GonePid();
   const fs::path left = Folder("anvil-eval-", gone, 3600);
   const fs::path left_extract = Folder("anvil-extract-", gone, 3600, "Zz9yY8");
-  const fs::path recent = Folder("anvil-eval-", gone, 5, "Qq1wW2");         // Maybe another pid namespace's, live.
-  const fs::path mine = Folder("anvil-eval-", ::getpid(), 3600, "Mm3nN4");  // A live owner.
-  const fs::path bench = Folder("anvil-bench-", gone, 3600);                // A bench's results: never.
-  const fs::path kept = Folder("anvil-eval-", gone, 3600, "Kk5lL6");        // --keep-work.
+  const fs::path left_build = Folder("anvil-build-", gone, 3600, "Bb7vV6");  // A build in /dev/shm, killed.
+  const fs::path recent = Folder("anvil-eval-", gone, 5, "Qq1wW2");          // Maybe another pid namespace's, live.
+  const fs::path mine = Folder("anvil-eval-", ::getpid(), 3600, "Mm3nN4");   // A live owner.
+  const fs::path bench = Folder("anvil-bench-", gone, 3600);                 // A bench's results: never.
+  const fs::path kept = Folder("anvil-eval-", gone, 3600, "Kk5lL6");         // --keep-work.
   Write(kept.filename() / kKeptMarker, "kept");
   const fs::path stranger = dir_ / "anvil-eval-notapid";
   fs::create_directories(stranger);
 
   SweptFolders swept = SweepLeftFolders({dir_});
-  EXPECT_EQ(swept.folders, 2);
-  EXPECT_GE(swept.bytes, 2000u);
+  EXPECT_EQ(swept.folders, 3);
+  EXPECT_GE(swept.bytes, 3000u);
   EXPECT_FALSE(fs::exists(left));
   EXPECT_FALSE(fs::exists(left_extract));
+  EXPECT_FALSE(fs::exists(left_build));
   for (const auto& stays : {recent, mine, bench, kept, stranger}) EXPECT_TRUE(fs::exists(stays)) << stays;
   EXPECT_EQ(SweepLeftFolders({dir_}).folders, 0);
 }
