@@ -1,29 +1,26 @@
 #include "cache/cache_keeper.h"
 
-#include <sys/statvfs.h>
-
 #include <cstdio>
+#include <map>
 
 #include "cache/byte_size.h"
 #include "core/files.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
-namespace {
+std::uintmax_t DefaultCacheMaxBytes(const fs::path& root) { return DiskBytes(root) / 2; }
 
-// The nearest folder that exists at or above `path`.
-fs::path Existing(fs::path path) {
-  std::error_code ec;
-  while (!path.empty() && !fs::exists(path, ec)) path = path.parent_path();
-  return path;
-}
-
-}  // namespace
-
-std::uintmax_t DefaultCacheMaxBytes(const fs::path& root) {
-  struct statvfs disk;
-  if (::statvfs(Existing(root).c_str(), &disk) != 0) return 0;
-  return static_cast<std::uintmax_t>(disk.f_blocks) * disk.f_frsize / 2;
+std::shared_ptr<CacheKeeper> CacheKeeper::Shared(const fs::path& root, const CacheBound& bound) {
+  static std::mutex mu;
+  static std::map<fs::path, std::weak_ptr<CacheKeeper>> keepers;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<CacheKeeper>& slot = keepers[root];
+  std::shared_ptr<CacheKeeper> keeper = slot.lock();
+  if (!keeper) {
+    keeper = std::make_shared<CacheKeeper>(root, bound);
+    slot = keeper;
+  }
+  return keeper;
 }
 
 CacheKeeper::CacheKeeper(fs::path root, CacheBound bound) : root_(std::move(root)), bound_(bound) {}

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -36,6 +37,10 @@ std::uintmax_t DefaultCacheMaxBytes(const std::filesystem::path& root);
 class CacheKeeper {
  public:
   CacheKeeper(std::filesystem::path root, CacheBound bound);
+  // The process's keeper of `root`, made with `bound` by its first caller
+  // and shared by the evaluators judging into that cache (one per GPU, one
+  // per policy): one routine check a minute, not one each.
+  static std::shared_ptr<CacheKeeper> Shared(const std::filesystem::path& root, const CacheBound& bound);
   // Waits for a routine check under way.
   ~CacheKeeper();
   CacheKeeper(const CacheKeeper&) = delete;

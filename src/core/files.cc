@@ -147,6 +147,24 @@ std::uintmax_t FreeBytes(const std::filesystem::path& path) {
   return static_cast<std::uintmax_t>(fs.f_bavail) * fs.f_frsize;
 }
 
+namespace {
+
+// The nearest folder at or above `path` that exists: where a folder not made
+// yet (a new cache) would land. Empty when none does.
+std::filesystem::path NearestExisting(std::filesystem::path path) {
+  std::error_code ec;
+  while (!path.empty() && !std::filesystem::exists(path, ec)) path = path.parent_path();
+  return path;
+}
+
+}  // namespace
+
+std::uintmax_t DiskBytes(const std::filesystem::path& path) {
+  struct statvfs fs;
+  if (::statvfs(NearestExisting(path).c_str(), &fs) != 0) return 0;
+  return static_cast<std::uintmax_t>(fs.f_blocks) * fs.f_frsize;
+}
+
 std::uintmax_t FreeSpaceFloor(const std::filesystem::path& path) {
   struct statvfs fs;
   if (::statvfs(path.c_str(), &fs) != 0) return 0;
@@ -155,10 +173,7 @@ std::uintmax_t FreeSpaceFloor(const std::filesystem::path& path) {
 }
 
 std::optional<std::string> BelowFreeSpaceFloor(const std::filesystem::path& path, std::string_view what) {
-  // The nearest folder that exists: a cache not made yet lands there.
-  std::filesystem::path at = path;
-  std::error_code ec;
-  while (!at.empty() && !std::filesystem::exists(at, ec)) at = at.parent_path();
+  const std::filesystem::path at = NearestExisting(path);
   if (at.empty()) return std::nullopt;
   struct statvfs fs;
   if (::statvfs(at.c_str(), &fs) != 0) return std::nullopt;

@@ -35,6 +35,9 @@ Result<std::filesystem::path> MakeScratchDir(std::string_view prefix, std::uintm
 
 // Bytes available to this user on the filesystem holding `path`; 0 on error.
 std::uintmax_t FreeBytes(const std::filesystem::path& path);
+// The size of the filesystem that holds `path`, or would hold it (the nearest
+// folder above it that exists); 0 on error.
+std::uintmax_t DiskBytes(const std::filesystem::path& path);
 
 // anvil's free-space floor on the filesystem holding `path`: the smaller of
 // 1 GiB and 10 % of that filesystem (0 when it cannot be read).

@@ -99,7 +99,7 @@ Evaluator::Evaluator(Backend backend, EvalOptions options, std::shared_ptr<Devic
   } else {
     bound.max_bytes = DefaultCacheMaxBytes(options_.cache_dir);
   }
-  keeper_ = std::make_unique<CacheKeeper>(options_.cache_dir, bound);
+  keeper_ = CacheKeeper::Shared(options_.cache_dir, bound);
 }
 
 Result<TorchInfo> Evaluator::Torch() {
@@ -175,8 +175,12 @@ Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, con
   // job starts writing there (its failure would look like the candidate's)
   // and none is judged, once eviction could not make room.
   keeper_->Tick();
-  if (NoRoomToJudge(options_.cache_dir)) (void)keeper_->KeepNow();
-  if (auto full = NoRoomToJudge(options_.cache_dir)) return infra(*full);
+  auto full = NoRoomToJudge(options_.cache_dir);
+  if (full) {
+    (void)keeper_->KeepNow();
+    full = NoRoomToJudge(options_.cache_dir);
+  }
+  if (full) return infra(*full);
 
   // Torch's build facts and the sandbox this machine allows: found once per
   // run (cached on disk); every gate needs them.

@@ -198,7 +198,7 @@ class Evaluator {
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
   std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
-  std::unique_ptr<CacheKeeper> keeper_;
+  std::shared_ptr<CacheKeeper> keeper_;                     // Shared by the evaluators of this cache.
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;
   DeviceGate& device_;

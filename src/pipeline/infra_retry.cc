@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/environment.h"
@@ -51,21 +52,22 @@ void JudgeSuspect(Verdict& v, const std::vector<std::string>& errors, const Rewa
 }  // namespace
 
 bool InjectedInfraFault(const fs::path& candidate) {
-  static const char* spec = std::getenv("ANVIL_INJECT_INFRA");
-  if (spec == nullptr || *spec == '\0') return false;
-  static const std::string text = [] {
-    std::string s = spec;
+  // TEXT[:N], read once; limit -1: every run.
+  struct Fault {
+    std::string text;
+    long limit = -1;
+  };
+  static const std::optional<Fault> fault = []() -> std::optional<Fault> {
+    const char* spec = std::getenv("ANVIL_INJECT_INFRA");
+    if (spec == nullptr || *spec == '\0') return std::nullopt;
+    const std::string s = spec;
     const auto colon = s.rfind(':');
-    return colon == std::string::npos ? s : s.substr(0, colon);
-  }();
-  static const long limit = [] {
-    std::string s = spec;
-    const auto colon = s.rfind(':');
-    return colon == std::string::npos ? -1L : std::strtol(s.c_str() + colon + 1, nullptr, 10);
+    if (colon == std::string::npos) return Fault{s};
+    return Fault{s.substr(0, colon), std::strtol(s.c_str() + colon + 1, nullptr, 10)};
   }();
   static std::atomic<long> injected{0};
-  if (candidate.string().find(text) == std::string::npos) return false;
-  return limit < 0 || injected.fetch_add(1) < limit;
+  if (!fault || candidate.string().find(fault->text) == std::string::npos) return false;
+  return fault->limit < 0 || injected.fetch_add(1) < fault->limit;
 }
 
 Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const Lanes& lanes) {
@@ -122,7 +124,6 @@ Status Evaluator::ProbeHealth() {
       options.perf = false;
       options.infra_retries = 0;
       options.format = "";
-      options.cache_bound = CacheBound{std::nullopt, false};  // The evaluator's own keeper keeps it.
       probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
     }
     probe = probe_.get();
