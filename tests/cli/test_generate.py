@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from anvil_rl import repair_message
 from anvil_runs import open_run
 from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, load_schema, run_anvil, validate
 
@@ -120,6 +121,10 @@ def test_a_broken_kernel_is_repaired_from_the_verifiers_feedback(tasks, servers,
         assert "leaky" in repair[2]["content"].lower()  # The model's own earlier answer.
         verdict = run.attempts()[0]["verdict"]
         assert verdict["feedback"].strip() in repair[3]["content"]  # The feedback, verbatim.
+        # anvil_rl's BDR asks for repairs in the same words as the loop.
+        assert repair[3]["content"] == repair_message(run.attempts()[0])
+        no_code = run.requests(run.attempts()[3]["id"])[0]["messages"]
+        assert no_code[3]["content"] == repair_message(run.attempts()[2])
     report = json.loads(run_anvil("kernelbench", "--run", str(out), "--json").stdout)
     assert [t["overall"]["pass_at_k_pct"]["1"] for t in report["turns"]] == [0.0, 100.0, 100.0]
 
