@@ -16,7 +16,8 @@ def outcome_of(verdict):
     if "status" in verdict:
         status, body = verdict["status"], verdict
     elif "outcome" in verdict:
-        status, body = verdict["outcome"], verdict.get("verdict") or {}
+        status, body = verdict["outcome"], verdict.get("verdict")
+        body = body if isinstance(body, dict) else {}
     else:
         raise ValueError("a verdict needs `status` (the verdict JSON) or `outcome` (a run's attempt); "
                          f"this one has {sorted(verdict)}")
@@ -40,7 +41,9 @@ def reward(verdict, lam=0.5, nu_max=4.0, vs="eager"):
     if status in MACHINE:
         return None
     if status == "pass":
-        perf = (body.get("gates") or {}).get("perf") or {}
+        gates = body.get("gates")
+        perf = gates.get("perf") if isinstance(gates, dict) else None
+        perf = perf if isinstance(perf, dict) else {}
         nu = _number(perf.get("speedup_" + vs))
         if nu is None or nu <= 0:
             nu = 1.0  # Speedup unknown: no bonus, no penalty.

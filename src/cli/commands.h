@@ -24,5 +24,6 @@ void RegisterModelCheck(CLI::App& app, int& exit_code);
 void RegisterGenerate(CLI::App& app, int& exit_code);
 void RegisterExport(CLI::App& app, int& exit_code);
 void RegisterServe(CLI::App& app, int& exit_code);
+void RegisterRl(CLI::App& app, int& exit_code);
 
 }  // namespace anvil
