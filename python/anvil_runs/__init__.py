@@ -15,7 +15,8 @@ through it, never with SQL of its own. It only reads: the file is opened read-on
 import json
 import sqlite3
 
-SUPPORTED_VERSION = 2  # 2 adds request.choice; a version-1 file reads as choice 0 everywhere.
+SUPPORTED_VERSION = 3  # 2 adds request.choice (a version-1 file reads as choice 0 everywhere); 3 adds
+                       # sample.prime_echo (None in older files).
 
 __all__ = ["open_run", "Run", "RunFormatError", "SUPPORTED_VERSION"]
 
@@ -63,10 +64,13 @@ class Run:
         return [dict(r) for r in self._db.execute("SELECT * FROM task ORDER BY id")]
 
     def attempts(self):
-        """Every attempt by task, sample and turn: the attempt's columns, `verdict` parsed, `sample` (its index) and
-        its task's `task_id`, `task_name`, `level`, `problem`, `sha256`."""
+        """Every attempt by task, sample and turn: the attempt's columns, `verdict` parsed, `sample` (its index), its
+        sample's `prime_echo` (the trajectory's score so far, when the run records them) and its task's `task_id`,
+        `task_name`, `level`, `problem`, `sha256`."""
+        prime_echo = "s.prime_echo" if self.version >= 3 else "NULL"
         rows = self._db.execute(
-            "SELECT a.*, s.idx AS sample, s.task_id, t.name AS task_name, t.level, t.problem, t.sha256 "
+            f"SELECT a.*, s.idx AS sample, {prime_echo} AS prime_echo, s.task_id, t.name AS task_name, t.level, "
+            "t.problem, t.sha256 "
             "FROM attempt a JOIN sample s ON s.id = a.sample_id JOIN task t ON t.id = s.task_id "
             "ORDER BY s.task_id, s.idx, a.turn")
         out = []

@@ -46,10 +46,23 @@ def test_reads_a_run(tmp_path):
             ("19_ReLU", 0, 1), ("19_ReLU", 0, 2), ("my_op", 0, 1)]
         assert attempts[1]["verdict"] == {"status": "pass"} and attempts[1]["cached"] is True
         assert attempts[2]["problem"] is None and attempts[2]["state"] == "pending"
+        assert all(a["prime_echo"] is None for a in attempts)  # Before version 3: no trajectory scores.
         [req] = run.requests(1)
         assert req["messages"][0]["content"] == "write" and req["token_ids"] == [1, 2]
         assert req["choice"] == 0  # Version 1 has no choice column: every request answered one attempt.
         assert run.stage_times(1) == {"generate": 0.5}
+
+
+def test_reads_version_3s_trajectory_scores(tmp_path):
+    path = tmp_path / "run.db"
+    make_run(path)
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE request ADD COLUMN choice INTEGER NOT NULL DEFAULT 0;"
+                     "ALTER TABLE sample ADD COLUMN prime_echo REAL; UPDATE sample SET prime_echo = 0.4 WHERE id = 1;"
+                     "PRAGMA user_version = 3;")
+    db.close()
+    with open_run(path) as run:
+        assert [a["prime_echo"] for a in run.attempts()] == [0.4, 0.4, None]
 
 
 def test_it_only_reads(tmp_path):

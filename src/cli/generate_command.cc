@@ -40,6 +40,8 @@ struct GenerateArgs : EvalFlags, ModelFlags {
   std::string history = "full";
   bool optimize = false;
   double target_speedup = 1.1;
+  double alpha = 0.75;  // PrimeEcho.
+  std::optional<double> bonus_first, bonus_second;
   std::string format = "kernelbench";
   std::string prompt = kDefaultPromptId;
   std::string levels;
@@ -140,6 +142,9 @@ std::string ConfigJson(const GenerateArgs& a) {
       {"format", a.format},     {"trials", a.trials},   {"perf", !a.no_perf},     {"baselines", a.baselines},
       {"held_out", a.held_out}, {"history", a.history}, {"optimize", a.optimize}, {"target_speedup", a.target_speedup}};
   if (a.policy != Policy().name) j["policy"] = a.policy;
+  if (a.bonus_first) {
+    j["prime_echo"] = {{"alpha", a.alpha}, {"bonus_first", *a.bonus_first}, {"bonus_second", *a.bonus_second}};
+  }
   return j.dump();
 }
 
@@ -209,6 +214,10 @@ void PrintSummary(RunDb& db, const GenerateSummary& s) {
 int Run(const GenerateArgs& a) {
   if (a.turns < 1) return Usage("--turns must be at least 1");
   if (a.history != "full" && a.history != "last") return Usage("--history must be full or last");
+  if (a.bonus_first.has_value() != a.bonus_second.has_value()) {
+    return Usage("give both PrimeEcho bonuses (--bonus-first and --bonus-second) or neither");
+  }
+  if (a.alpha < 0 || a.alpha > 1) return Usage("--alpha is PrimeEcho's weight of the first turn, in [0, 1]");
   if (a.format != "kernelbench" && a.format != "native") return Usage("--format must be kernelbench or native");
   if (a.samples < 1) return Usage("--samples must be at least 1");
   if (a.n_per_request < 1) return Usage("--n-per-request must be at least 1");
@@ -283,6 +292,7 @@ int Run(const GenerateArgs& a) {
   options.history = a.history;
   options.repair.optimize = a.optimize;
   options.repair.target_speedup = a.target_speedup;
+  if (a.bonus_first) options.prime_echo = PrimeEchoOptions{a.alpha, *a.bonus_first, *a.bonus_second};
   options.concurrency = a.concurrency;
   options.n_per_request = a.n_per_request;
   options.max_total_tokens = a.max_total_tokens;
@@ -346,6 +356,11 @@ void RegisterGenerate(CLI::App& app, int& exit_code) {
                 "Go on past a pass while the kernel is slower than --target-speedup (vs eager)");
   cmd->add_option("--target-speedup", args->target_speedup, "With --optimize: the speedup vs eager to reach")
       ->capture_default_str();
+  cmd->add_option("--bonus-first", args->bonus_first,
+                  "Record each sample's PrimeEcho score (docs/rl.md), with this bonus when turn 1 passed (the "
+                  "paper gives no value)");
+  cmd->add_option("--bonus-second", args->bonus_second, "PrimeEcho: the bonus when turn 2 was the first to pass");
+  cmd->add_option("--alpha", args->alpha, "PrimeEcho: the first turn's weight")->capture_default_str();
   cmd->add_option("--format", args->format, "Candidate format asked for: kernelbench or native")->capture_default_str();
   cmd->add_option("--prompt", args->prompt, "Prompt id (a folder of prompts/)")->capture_default_str();
   cmd->add_option("--levels", args->levels, "Only these levels, e.g. 1,2");

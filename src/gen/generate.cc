@@ -444,6 +444,13 @@ void Generator::Judged(AttemptRow a, const VerdictUpdate& u) {
 }
 
 void Generator::FollowUp(const AttemptRow& done) {
+  if (options_.prime_echo) {
+    auto rewards = db_.TurnRewards(done.sample_id);
+    const Status s = rewards.ok()
+                         ? db_.RecordPrimeEcho(done.sample_id, PrimeEcho(rewards.value(), *options_.prime_echo))
+                         : rewards.status();
+    if (!s.ok()) Fail("cannot record a PrimeEcho score in the run database: " + s.message());
+  }
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -29,6 +29,7 @@
 #include "pipeline/batch.h"
 #include "pipeline/job_stream.h"
 #include "pipeline/verdict_cache.h"
+#include "rl/prime_echo.h"
 #include "runs/run_db.h"
 #include "tasks/task.h"
 
@@ -42,6 +43,9 @@ struct GenerateOptions {
   int turns = 1;                 // Turns per sample at most; a sample stops at a pass (gen/repair.h).
   std::string history = "full";  // A repair request holds every earlier turn ("full") or the last ("last").
   RepairOptions repair;
+  // When set, each sample's PrimeEcho score over its turns so far is recorded
+  // as its attempts are done (sample.prime_echo, docs/run-db.md).
+  std::optional<PrimeEchoOptions> prime_echo;
   int concurrency = 16;  // Requests in flight.
   // First-turn samples of a task asked in one request (the protocol's `n`);
   // repair turns are asked one by one (each has its own conversation).

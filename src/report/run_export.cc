@@ -80,6 +80,7 @@ Result<int> ExportJsonl(RunDb& db, const fs::path& file) {
                            {"state", AttemptStateName(a.state)},
                            {"outcome", text(a.outcome)},
                            {"reward", a.reward ? nlohmann::json(*a.reward) : nlohmann::json(nullptr)},
+                           {"prime_echo", a.prime_echo ? nlohmann::json(*a.prime_echo) : nlohmann::json(nullptr)},
                            {"format", text(a.format)},
                            {"code", text(a.code)},
                            {"verdict", verdict}};

@@ -1,5 +1,6 @@
 #include "runs/run_db.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -65,10 +66,23 @@ const char* AttemptStateName(AttemptState state) {
   return "pending";
 }
 
-// Version 1 to 2 (docs/run-db.md).
-constexpr const char* kToVersion2 = "ALTER TABLE request ADD COLUMN choice INTEGER NOT NULL DEFAULT 0;";
+// Each version's additions to the one before (docs/run-db.md), from version 2 on.
+constexpr const char* kAdditions[] = {
+    "ALTER TABLE request ADD COLUMN choice INTEGER NOT NULL DEFAULT 0;",  // 2
+    "ALTER TABLE sample ADD COLUMN prime_echo REAL;",                     // 3
+};
 
-RunDb::RunDb(std::unique_ptr<Sqlite> db, bool has_choice) : db_(std::move(db)), has_choice_(has_choice) {}
+// The statements that move a database from `version` to kRunDbVersion.
+std::string Upgrade(int64_t version) {
+  std::string sql = "BEGIN IMMEDIATE;\n";
+  if (version == 0) sql += std::string(kRunSchemaV1) + "\n";
+  for (int64_t v = std::max<int64_t>(version, 1) + 1; v <= kRunDbVersion; ++v)
+    sql += std::string(kAdditions[v - 2]) + "\n";
+  return sql + "PRAGMA user_version = " + std::to_string(kRunDbVersion) + ";\nCOMMIT;";
+}
+
+RunDb::RunDb(std::unique_ptr<Sqlite> db, int64_t version)
+    : db_(std::move(db)), has_choice_(version >= 2), has_prime_echo_(version >= 3) {}
 RunDb::~RunDb() = default;
 
 Result<std::unique_ptr<RunDb>> RunDb::Open(const std::filesystem::path& path, bool create, bool read_only) {
@@ -97,15 +111,13 @@ Result<std::unique_ptr<RunDb>> RunDb::Open(const std::filesystem::path& path, bo
     }
     if (read_only) return Status::Error(path.string() + " is an empty run database");
     ANVIL_RETURN_IF_ERROR(s.Exec("PRAGMA journal_mode = WAL"));
-    ANVIL_RETURN_IF_ERROR(s.Exec(std::string("BEGIN IMMEDIATE;\n") + kRunSchemaV1 + "\n" + kToVersion2 +
-                                 "\nPRAGMA user_version = 2;\nCOMMIT;"));
-  } else if (version.value() == 1 && !read_only) {
-    ANVIL_RETURN_IF_ERROR(
-        s.Exec(std::string("BEGIN IMMEDIATE;\n") + kToVersion2 + "\nPRAGMA user_version = 2;\nCOMMIT;"));
+    ANVIL_RETURN_IF_ERROR(s.Exec(Upgrade(0)));
+  } else if (version.value() < kRunDbVersion && !read_only) {
+    ANVIL_RETURN_IF_ERROR(s.Exec(Upgrade(version.value())));
   }
   if (!read_only) ANVIL_RETURN_IF_ERROR(s.Exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL"));
-  const bool has_choice = version.value() != 1 || !read_only;
-  return std::unique_ptr<RunDb>(new RunDb(std::move(db).value(), has_choice));
+  const int64_t now = read_only && version.value() != 0 ? version.value() : kRunDbVersion;
+  return std::unique_ptr<RunDb>(new RunDb(std::move(db).value(), now));
 }
 
 Result<RunInfo> RunDb::InfoLocked() {
@@ -251,7 +263,9 @@ Result<std::vector<AttemptRow>> RunDb::Attempts() {
   std::lock_guard<std::mutex> lock(mu_);
   auto s = db_->Prepare(
       "SELECT a.id, a.sample_id, s.task_id, s.idx, a.turn, a.state, a.outcome, a.code, a.format, a.verdict_json, "
-      "a.reward, a.cached FROM attempt a JOIN sample s ON s.id = a.sample_id ORDER BY s.task_id, s.idx, a.turn");
+      "a.reward, a.cached, " +
+      std::string(has_prime_echo_ ? "s.prime_echo" : "NULL") +
+      " FROM attempt a JOIN sample s ON s.id = a.sample_id ORDER BY s.task_id, s.idx, a.turn");
   if (!s.ok()) return s.status();
   std::vector<AttemptRow> attempts;
   while (true) {
@@ -272,6 +286,7 @@ Result<std::vector<AttemptRow>> RunDb::Attempts() {
     a.verdict_json = r.MaybeText(9);
     a.reward = r.MaybeReal(10);
     a.cached = r.Int(11) != 0;
+    a.prime_echo = r.MaybeReal(12);
     attempts.push_back(std::move(a));
   }
 }
@@ -351,6 +366,28 @@ Status RunDb::RecordVerdict(int64_t attempt_id, const VerdictUpdate& v) {
   ANVIL_RETURN_IF_ERROR(set.value().Run());
   ANVIL_RETURN_IF_ERROR(RecordStageTimes(*db_, attempt_id, v.stage_seconds));
   return t.Commit();
+}
+
+Result<std::vector<std::optional<double>>> RunDb::TurnRewards(int64_t sample_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = db_->Prepare("SELECT reward FROM attempt WHERE sample_id = ?1 AND state = 'done' ORDER BY turn");
+  if (!s.ok()) return s.status();
+  s.value().Bind(1, sample_id);
+  std::vector<std::optional<double>> rewards;
+  while (true) {
+    auto row = s.value().Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) return rewards;
+    rewards.push_back(s.value().MaybeReal(0));
+  }
+}
+
+Status RunDb::RecordPrimeEcho(int64_t sample_id, std::optional<double> score) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto set = db_->Prepare("UPDATE sample SET prime_echo = ?2 WHERE id = ?1");
+  if (!set.ok()) return set.status();
+  set.value().Bind(1, sample_id).Bind(2, score);
+  return set.value().Run();
 }
 
 Result<int64_t> RunDb::ReopenMachineFailures() {

@@ -22,9 +22,10 @@ namespace anvil {
 class Sqlite;
 
 // Version 1: schema_v1.sql. Version 2 adds request.choice (several samples
-// answered by one request, `n`); a version-1 database opened for writing is
-// moved to version 2, one opened for reading is read as it is.
-inline constexpr int64_t kRunDbVersion = 2;
+// answered by one request, `n`); version 3 adds sample.prime_echo (a
+// trajectory's PrimeEcho score). An older database opened for writing is
+// moved to version 3, one opened for reading is read as it is.
+inline constexpr int64_t kRunDbVersion = 3;
 
 // The run's settings: a rerun must match them (but for samples and turns,
 // which it may raise).
@@ -68,6 +69,10 @@ struct AttemptRow {
   std::optional<std::string> verdict_json;
   std::optional<double> reward;
   bool cached = false;
+  // The sample's: its trajectory's PrimeEcho score over its turns so far
+  // (rl/prime_echo.h), when the run scores them; none where a turn was the
+  // machine's failure.
+  std::optional<double> prime_echo;
 };
 
 // One request to the model and what came of it.
@@ -149,15 +154,20 @@ class RunDb {
   // pending (their requests stay), infra_error ones generated (their code
   // stays). Returns how many.
   Result<int64_t> ReopenMachineFailures();
+  // The rewards of the sample's done attempts, by turn (none: no reward).
+  Result<std::vector<std::optional<double>>> TurnRewards(int64_t sample_id);
+  // Records the sample's PrimeEcho score (NULL for none).
+  Status RecordPrimeEcho(int64_t sample_id, std::optional<double> score);
   // Moves the WAL's content into the database file (the run is done).
   Status Checkpoint();
 
  private:
-  RunDb(std::unique_ptr<Sqlite> db, bool has_choice);
+  RunDb(std::unique_ptr<Sqlite> db, int64_t version);
   Result<RunInfo> InfoLocked();
   std::mutex mu_;
   std::unique_ptr<Sqlite> db_;
-  bool has_choice_;  // request.choice exists (version 2).
+  bool has_choice_;      // request.choice exists (version 2).
+  bool has_prime_echo_;  // sample.prime_echo exists (version 3).
 };
 
 }  // namespace anvil

@@ -141,7 +141,7 @@ TEST_F(RunDbTest, AnswersAndVerdictsLandWithTheirAttempt) {
 }
 
 // A version-1 file (before request.choice) is read as it is, and moved to
-// version 2 when opened for writing; its requests answered choice 0.
+// the current version when opened for writing; its requests answered choice 0.
 TEST_F(RunDbTest, AVersionOneRunIsReadAsItIsAndMovedOnForWriting) {
   {
     auto raw = Sqlite::Open(dir_ / "run.db", /*create=*/true, /*read_only=*/false);
@@ -163,6 +163,10 @@ TEST_F(RunDbTest, AVersionOneRunIsReadAsItIsAndMovedOnForWriting) {
     ASSERT_TRUE(answered.ok()) << answered.message();
     ASSERT_TRUE(answered.value().has_value());
     EXPECT_EQ(answered.value()->choice, 0);
+    auto attempts = read.value()->Attempts();  // No sample.prime_echo: none.
+    ASSERT_TRUE(attempts.ok()) << attempts.message();
+    ASSERT_EQ(attempts.value().size(), 1u);
+    EXPECT_FALSE(attempts.value()[0].prime_echo.has_value());
   }
   auto db = RunDb::Open(dir_ / "run.db", /*create=*/false);
   ASSERT_TRUE(db.ok()) << db.message();
@@ -177,6 +181,37 @@ TEST_F(RunDbTest, AVersionOneRunIsReadAsItIsAndMovedOnForWriting) {
   none.outcome = "no_code";
   ASSERT_TRUE(db.value()->RecordAnswer(1, q, none).ok());
   EXPECT_EQ(db.value()->LastAnswered(1).value()->choice, 3);
+  ASSERT_TRUE(db.value()->RecordPrimeEcho(1, -1.0).ok());  // Version 3's column, added on the way.
+  EXPECT_EQ(db.value()->Attempts().value()[0].prime_echo, -1.0);
+}
+
+TEST_F(RunDbTest, ASamplesTurnRewardsAndItsPrimeEchoScore) {
+  auto db = Make();
+  ASSERT_TRUE(db->BeginRun(Info()).ok());
+  const int64_t sample = db->AddSample(db->AddTask(Task("19_ReLU", "aa")).value(), 0).value();
+  RequestRecord q;
+  q.messages_json = "[]";
+  AnswerUpdate no_code;
+  no_code.state = AttemptState::kDone;
+  no_code.outcome = "no_code";
+  no_code.reward = -1.0;
+  ASSERT_TRUE(db->RecordAnswer(db->AddAttempt(sample, 1).value(), q, no_code).ok());
+  const int64_t second = db->AddAttempt(sample, 2).value();
+  AnswerUpdate code;
+  code.code = "x";
+  code.format = "native";
+  ASSERT_TRUE(db->RecordAnswer(second, q, code).ok());
+  EXPECT_EQ(db->TurnRewards(sample).value(), (std::vector<std::optional<double>>{-1.0}));  // Turn 2 not judged yet.
+  VerdictUpdate infra;
+  infra.outcome = "infra_error";
+  infra.verdict_json = "{}";
+  ASSERT_TRUE(db->RecordVerdict(second, infra).ok());
+  EXPECT_EQ(db->TurnRewards(sample).value(), (std::vector<std::optional<double>>{-1.0, std::nullopt}));
+  EXPECT_FALSE(db->Attempts().value()[0].prime_echo.has_value());
+  ASSERT_TRUE(db->RecordPrimeEcho(sample, 0.25).ok());
+  for (const AttemptRow& a : db->Attempts().value()) EXPECT_EQ(a.prime_echo, 0.25);
+  ASSERT_TRUE(db->RecordPrimeEcho(sample, std::nullopt).ok());
+  EXPECT_FALSE(db->Attempts().value()[1].prime_echo.has_value());
 }
 
 TEST_F(RunDbTest, TheMachinesFailuresAreReopenedOnARerun) {

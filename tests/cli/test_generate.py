@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from anvil_rl import repair_message
+from anvil_rl import prime_echo, repair_message
 from anvil_runs import open_run
 from conftest import EXAMPLES, NO_KEYS, ROOT, ModelServer, cache_dir, load_schema, run_anvil, validate
 
@@ -127,6 +127,33 @@ def test_a_broken_kernel_is_repaired_from_the_verifiers_feedback(tasks, servers,
         assert no_code[3]["content"] == repair_message(run.attempts()[2])
     report = json.loads(run_anvil("kernelbench", "--run", str(out), "--json").stdout)
     assert [t["overall"]["pass_at_k_pct"]["1"] for t in report["turns"]] == [0.0, 100.0, 100.0]
+
+
+def test_each_trajectorys_prime_echo_score_is_recorded_beside_its_turns(tasks, servers, tmp_path):
+    s = servers({"content": fenced(RELU / "wrong_answer_kb.py")}, {"content": "I would fuse the loops."},
+                {"content": fenced(RELU / "pass_kb.py")},
+                rules=[{"match": "Wrong answer", "answers": [{"content": fenced(RELU / "pass_kb.py")}]},
+                       {"match": "no code block", "answers": [{"content": fenced(RELU / "pass_native.cpp", "cpp")}]}])
+    out = tmp_path / "run.db"
+    proc = generate(s.url, tasks, out, "--samples", "3", "--turns", "3", "--bonus-first", "0.2", "--bonus-second",
+                    "0.1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open_run(out) as run:
+        assert run.info["config"]["prime_echo"] == {"alpha": 0.75, "bonus_first": 0.2, "bonus_second": 0.1}
+        by_sample = {}
+        for a in run.attempts():
+            by_sample.setdefault(a["sample"], []).append(a)
+    rewards = {k: [a["reward"] for a in v] for k, v in by_sample.items()}
+    scores = {k: [a["prime_echo"] for a in v] for k, v in by_sample.items()}  # The sample's, on each of its turns.
+    assert rewards[1] == [-1.0, 1.0] and scores[1] == pytest.approx([-0.4] * 2)  # no code, then a pass: -0.75+0.25+0.1
+    assert rewards[2] == [1.0] and scores[2] == pytest.approx([1.2])              # a pass at once: 1 + 0.2
+    assert [a["outcome"] for a in by_sample[0]] == ["wrong_answer", "pass"] and rewards[0] == [-1.0, 1.0]
+    assert scores[0] == pytest.approx([prime_echo(rewards[0], bonus_first=0.2, bonus_second=0.1)] * 2)
+    # Without the bonuses nothing is scored, and a rerun must name the same ones.
+    again = generate(s.url, tasks, out, "--samples", "3", "--turns", "3")
+    assert again.returncode == 2 and "prime_echo" in again.stderr, again.stderr
+    half = generate(s.url, tasks, tmp_path / "other.db", "--bonus-first", "0.2")
+    assert half.returncode == 2 and "--bonus-second" in half.stderr
 
 
 def test_verdicts_stream_while_other_samples_are_still_generated(tasks, servers, tmp_path):
