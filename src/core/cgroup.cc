@@ -27,8 +27,13 @@ namespace {
 struct Hierarchy {
   fs::path own;  // Empty when the controller cannot be used.
   bool v2 = false;
-  std::string why;  // Why not, when own is empty.
+  std::string why;   // Why not, when own is empty.
+  std::string note;  // How anvil got it, when it had to act (cgroup v2 delegation).
 };
+
+// The cgroup v2 group anvil moves its group's processes into so that its
+// group may hand controllers down (the no-internal-process rule).
+constexpr const char* kLeaf = "anvil-leaf";
 
 struct Hierarchies {
   Hierarchy memory, pids;
@@ -106,6 +111,44 @@ bool CanMakeGroupIn(const fs::path& own) {
   return true;
 }
 
+// Hands memory and pids (those `own` has) down to the groups below `own`:
+// every process of `own` (anvil, and whatever started it) moves into
+// own/anvil-leaf first, since cgroup v2 lets a group with processes of its
+// own enable no controller for its children. Retried while processes keep
+// arriving. Returns what was done, or an error naming the step that failed.
+Result<std::string> DelegateV2(const fs::path& own) {
+  const std::string available = ReadSmall(own / "cgroup.controllers");
+  std::string enable;
+  for (const char* c : {"memory", "pids"}) {
+    if (HasToken(available, c)) enable += std::string(enable.empty() ? "" : " ") + "+" + c;
+  }
+  const fs::path leaf = own / kLeaf;
+  if (mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::Error("cannot make " + leaf.string() + " (" + std::strerror(errno) + ")");
+  }
+  int moved = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::istringstream procs(ReadSmall(own / "cgroup.procs"));
+    pid_t pid;
+    while (procs >> pid) {
+      if (WriteSmall(leaf / "cgroup.procs", std::to_string(pid))) {
+        ++moved;
+      } else if (errno != ESRCH) {
+        return Status::Error("cannot move process " + std::to_string(pid) + " into " + leaf.string() + " (" +
+                             std::strerror(errno) + ")");
+      }
+    }
+    if (WriteSmall(own / "cgroup.subtree_control", enable)) {
+      return std::to_string(moved) + " process(es) of " + own.string() + " moved into " + kLeaf + " to enable it below";
+    }
+    if (errno != EBUSY) {
+      return Status::Error("cannot write \"" + enable + "\" to " + (own / "cgroup.subtree_control").string() + " (" +
+                           std::strerror(errno) + ")");
+    }
+  }
+  return Status::Error(own.string() + " kept gaining processes while anvil moved them into " + kLeaf);
+}
+
 Hierarchies Discover() {
   // Which group this process is in, per hierarchy.
   std::map<std::string, std::string> v1_group;  // Controller -> group path.
@@ -165,13 +208,25 @@ Hierarchies Discover() {
       return h;
     }
     if (in_v2 && !v2_mount.first.empty()) {
-      const fs::path own = UnderMount(v2_mount.first, v2_mount.second, v2_group);
-      // Groups below anvil's get the controller only where anvil's group hands
-      // it down already (a delegated subtree); anvil does not move itself.
+      fs::path own = UnderMount(v2_mount.first, v2_mount.second, v2_group);
+      // A leaf an earlier anvil moved its group into: the group above it is the
+      // one that hands controllers down.
+      if (own.filename() == kLeaf) own = own.parent_path();
       if (!HasToken(ReadSmall(own / "cgroup.subtree_control"), controller)) {
-        h.why =
-            controller + " (cgroup v2): not delegated to " + own.string() + " (its cgroup.subtree_control lacks it)";
-      } else if (!CanMakeGroupIn(own)) {
+        // Groups below anvil's get the controller only where anvil's group
+        // hands it down; where the group has it, anvil delegates it.
+        if (!HasToken(ReadSmall(own / "cgroup.controllers"), controller)) {
+          h.why = controller + " (cgroup v2): not available to " + own.string() + " (its cgroup.controllers lacks it)";
+          return h;
+        }
+        auto delegated = DelegateV2(own);
+        if (!delegated.ok()) {
+          h.why = controller + " (cgroup v2): not delegated to " + own.string() + ": " + delegated.message();
+          return h;
+        }
+        h.note = delegated.value();
+      }
+      if (!CanMakeGroupIn(own)) {
         h.why = controller + " (cgroup v2): cannot make a group in " + own.string() + " (" + std::strerror(errno) + ")";
       } else {
         h.own = own;
@@ -294,7 +349,8 @@ std::string JobCgroup::Mechanisms() {
   std::vector<std::string> yes, no;
   for (const auto& [name, one] : {std::pair<const char*, const Hierarchy*>{"memory", &h.memory}, {"pids", &h.pids}}) {
     if (!one->own.empty()) {
-      yes.push_back(std::string(name) + (one->v2 ? " (cgroup v2)" : " (cgroup v1)"));
+      yes.push_back(std::string(name) + (one->v2 ? " (cgroup v2" : " (cgroup v1") +
+                    (one->note.empty() ? "" : ": " + one->note) + ")");
     } else {
       no.push_back(one->why);
     }
