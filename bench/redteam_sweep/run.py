@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +72,7 @@ def main():
                    if p.suffix in (".py", ".cpp", ".cu") and args.only in str(p))
     env = dict(os.environ, **({"ANVIL_STATIC_VERDICTS": "0"} if args.static_off else {}))
     rows = []
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="anvil-sweep-tasks-") as made:
         by_task = collections.defaultdict(list)
         for p in files:
@@ -88,24 +90,29 @@ def main():
                 pass
             for p, expect, cls in cands:
                 v = got.get(p.name)
+                seconds = None
                 if v is None:
                     status, rules = "NO VERDICT", (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
                 else:
-                    status = v["status"]
+                    status, seconds = v["status"], v.get("seconds")
                     rules = ", ".join(sorted({h["rule"] for h in v["gates"]["legal"]["hits"]
                                               if h["severity"] == "cheat"})) or "-"
-                rows.append((p.relative_to(HERE), name, cls, expect, status, rules))
+                rows.append((p.relative_to(HERE), name, cls, expect, status, rules, seconds))
                 mark = "ok " if status == expect else "XX "
-                print(f"{mark} {p.relative_to(HERE)}  expect {expect}  got {status}  {rules}", flush=True)
+                took = "" if seconds is None else f"  {seconds:.1f} s"
+                print(f"{mark} {p.relative_to(HERE)}  expect {expect}  got {status}  {rules}{took}", flush=True)
 
     tally = collections.Counter((str(r[0]).split("/")[0], r[3] == r[4]) for r in rows)
     lines = [f"{d}: {tally[(d, True)]} of {tally[(d, True)] + tally[(d, False)]} as expected"
              for d in FOLDERS[args.backend] if tally[(d, True)] + tally[(d, False)]]
+    judged = [r[6] for r in rows if r[6] is not None]
+    lines.append(f"{len(rows)} candidates in {time.monotonic() - started:.0f} s; "
+                 f"their verdicts' own seconds sum to {sum(judged):.0f}")
     print("\n".join(lines))
     if args.out:
-        table = ["| candidate | task | class | expected | verdict | cheat rules |", "|---|---|---|---|---|---|"]
-        table += [f"| `{r[0]}` | {r[1]} | {r[2]} | {r[3]} | {'**' + r[4] + '**' if r[3] != r[4] else r[4]} | {r[5]} |"
-                  for r in rows]
+        table = ["| candidate | task | class | expected | verdict | cheat rules | s |", "|---|---|---|---|---|---|---|"]
+        table += [f"| `{r[0]}` | {r[1]} | {r[2]} | {r[3]} | {'**' + r[4] + '**' if r[3] != r[4] else r[4]} | {r[5]} | "
+                  f"{'-' if r[6] is None else f'{r[6]:.1f}'} |" for r in rows]
         Path(args.out).write_text("\n".join(lines) + "\n\n" + "\n".join(table) + "\n")
     return 0 if all(r[3] == r[4] for r in rows) else 1
 
