@@ -1,6 +1,6 @@
 #!/bin/bash
 # What the quotas cost (issue 35): the bundled examples (`anvil eval` with no task) judged without quotas
-# (--quota-memory none --quota-pids 0) and with the defaults, alternating, twice each; then the verdicts compared.
+# (--quota-memory none --quota-pids 0 --quota-cpu none) and with the defaults, alternating, twice each; then the verdicts compared.
 #   bash bench/scripts/quota_cost.sh [OUT_DIR]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -9,7 +9,7 @@ mkdir -p "$out"
 for i in 1 2; do
   for mode in none quotas; do
     flags=()
-    [ "$mode" = none ] && flags=(--quota-memory none --quota-pids 0)
+    [ "$mode" = none ] && flags=(--quota-memory none --quota-pids 0 --quota-cpu none)
     start=$(date +%s.%N)
     build/anvil eval -q --json "${flags[@]}" > "$out/$mode$i.jsonl" 2> "$out/$mode$i.err"
     echo "$mode $i: $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -65,6 +66,10 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "slots side by side) or 'none'; a size is capped at 'auto'")
       ->capture_default_str();
   cmd->add_option("--quota-pids", f.quota_pids, "Processes and threads each candidate may have at once (0: no quota)")
+      ->capture_default_str();
+  cmd->add_option("--quota-cpu", f.quota_cpu,
+                  "CPU seconds each candidate run process may use, its threads together (past it the kernel stops "
+                  "it: timeout): a number, 'auto' (twice --timeout on every CPU: a backstop) or 'none'")
       ->capture_default_str();
   cmd->add_option("--cache-max-size", f.cache_max_size,
                   "Bound on the cache folder, kept by evicting least recently used entries while anvil runs (as "
@@ -243,6 +248,16 @@ Result<JobQuota> RunQuota(const EvalFlags& f) {
       const std::uint64_t share = JobCgroup::MemoryAvailable() / QuotaSlots(f);
       q.memory_bytes = asked ? std::min(*asked, share) : share;
     }
+  }
+  if (f.quota_cpu == "auto") {
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    q.cpu_seconds = static_cast<std::uint64_t>(std::ceil(2 * std::max(1.0, f.timeout) * cpus));
+  } else if (f.quota_cpu != "none") {
+    if (f.quota_cpu.empty() || f.quota_cpu.size() > 12 ||
+        f.quota_cpu.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::Error("--quota-cpu takes whole seconds, 'auto' or 'none', not '" + f.quota_cpu + "'");
+    }
+    q.cpu_seconds = std::stoull(f.quota_cpu);  // 0: none.
   }
   if (f.quota_pids < 0) return Status::Error("--quota-pids takes 0 (none) or more");
   if (f.quota_pids > 0) {

@@ -37,6 +37,7 @@ struct EvalFlags {
   std::string policy = "musacoder";     // The verdict policy (verify/policy.h).
   std::string quota_memory = "auto";    // Each candidate process's memory: a size, "auto" or "none".
   int quota_pids = 4096;                // Its processes and threads at once; 0: none.
+  std::string quota_cpu = "auto";       // A run process's CPU seconds: a number, "auto" or "none".
   int infra_retries = 2;                // EvalOptions::infra_retries.
   std::string cache_max_size = "auto";  // A size, 'auto' (half the cache's disk) or 'none'.
 };
@@ -48,7 +49,10 @@ struct EvalFlags {
 // the quotas admitted at once never sum past it; "auto" is that share,
 // "none" or 0 none. Where this machine cannot keep a quota (no writable control group),
 // "auto" and the default pids quota mean none; a quota asked for by name is
-// an error.
+// an error. --quota-cpu: CPU seconds of each run process (RLIMIT_CPU), "auto"
+// being twice --timeout on every CPU of the machine (the trials and the timed
+// calls each get the deadline: a backstop that no run within its deadlines
+// reaches), "none" or 0 none.
 Result<JobQuota> RunQuota(const EvalFlags& flags);
 
 // The devices --gpus names: one backend per GPU (Backend::OnDevice) when

@@ -29,6 +29,9 @@ namespace anvil {
 struct JobQuota {
   std::uint64_t memory_bytes = 0;  // 0: no memory quota.
   int pids = 0;                    // Processes and threads at once; 0: none.
+  // CPU seconds of each process (RLIMIT_CPU, set by its sandbox, not a
+  // control group): SIGXCPU past it; 0: none.
+  std::uint64_t cpu_seconds = 0;
 
   bool any() const { return memory_bytes > 0 || pids > 0; }
 };

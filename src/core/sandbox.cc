@@ -344,6 +344,7 @@ std::string Sandbox::Describe() const {
                       {"read_only_mounts", policy_.read_only_mounts},
                       {"max_file_bytes", policy_.max_file_bytes},
                       {"max_open_files", policy_.max_open_files},
+                      {"max_cpu_seconds", policy_.max_cpu_seconds},
                       {"forbid_syscalls", policy_.forbid_syscalls},
                       {"allow_processes", policy_.allow_processes},
                       {"user_namespace", policy_.user_namespace},
@@ -367,6 +368,7 @@ std::unique_ptr<Sandbox> Sandbox::FromDescription(const std::string& text, int r
     box->policy_.read_only_mounts = j.at("read_only_mounts").get<bool>();
     box->policy_.max_file_bytes = j.at("max_file_bytes").get<std::uintmax_t>();
     box->policy_.max_open_files = j.at("max_open_files").get<int>();
+    box->policy_.max_cpu_seconds = j.at("max_cpu_seconds").get<std::uint64_t>();
     box->policy_.forbid_syscalls = j.at("forbid_syscalls").get<bool>();
     box->policy_.allow_processes = j.at("allow_processes").get<bool>();
     box->policy_.user_namespace = j.at("user_namespace").get<bool>();
@@ -391,6 +393,11 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
     rlim_t n = static_cast<rlim_t>(policy_.max_open_files);
     struct rlimit files = {n, n};
     limits = limits && ::setrlimit(RLIMIT_NOFILE, &files) == 0;
+  }
+  if (policy_.max_cpu_seconds > 0) {
+    const rlim_t n = static_cast<rlim_t>(policy_.max_cpu_seconds);
+    struct rlimit cpu = {n, n + 1};
+    limits = limits && ::setrlimit(RLIMIT_CPU, &cpu) == 0;
   }
   if (limits) layers |= kSandboxRlimits;
 

@@ -48,6 +48,9 @@ struct SandboxPolicy {
   std::vector<std::filesystem::path> hidden;
   std::uintmax_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;
+  // RLIMIT_CPU: CPU seconds (all threads) before SIGXCPU, SIGKILL a second
+  // later; 0 = unlimited.
+  std::uint64_t max_cpu_seconds = 0;
   bool confine_files = true;    // Landlock.
   bool scope_signals = true;    // Landlock's signal scope (ABI 6), with confine_files.
   bool forbid_syscalls = true;  // seccomp.

@@ -75,6 +75,7 @@ SandboxPolicy CandidatePolicy(const TorchInfo& torch, const CandidateAccess& acc
   if (gpu) policy.read_write.emplace_back("/proc");
   policy.hidden = access.hidden;
   policy.max_file_bytes = access.max_file_bytes;
+  policy.max_cpu_seconds = access.cpu_seconds;
   return policy;
 }
 

@@ -36,6 +36,7 @@ struct CandidateAccess {
   // ANVIL_SANDBOX setting wins over it.
   std::string switches;
   std::uintmax_t max_file_bytes = kCandidateMaxFileBytes;
+  std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU (JobQuota::cpu_seconds); 0: none.
 };
 
 // The policy for `access`, before ANVIL_SANDBOX is applied.

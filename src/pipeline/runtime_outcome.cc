@@ -33,6 +33,7 @@ void FromRun(const RunOutcome& r, RunGate& g) {
 void QuotasFrom(const RunOutcome& r, Verdict& v) {
   if (r.quota.memory_bytes > 0) v.quotas["run_memory_bytes"] = static_cast<double>(r.quota.memory_bytes);
   if (r.quota.pids > 0) v.quotas["run_pids"] = r.quota.pids;
+  if (r.quota.cpu_seconds > 0) v.quotas["run_cpu_seconds"] = static_cast<double>(r.quota.cpu_seconds);
 }
 
 bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {

@@ -25,7 +25,7 @@ std::string VerdictOptionsFingerprint(const EvalOptions& o) {
                          {"reward", {o.reward.lambda, o.reward.nu_max, o.reward.against_compile}},
                          {"held_out_auto", o.held_out_auto},
                          // A tighter quota may fail what a looser one passed.
-                         {"run_quota", {o.run_quota.memory_bytes, o.run_quota.pids}}})
+                         {"run_quota", {o.run_quota.memory_bytes, o.run_quota.pids, o.run_quota.cpu_seconds}}})
       .dump();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -181,6 +182,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   access.scratch = request.out_dir;
   access.hidden = CandidateHiddenPrepared(request.prepared);
   access.switches = request.sandbox_switches;
+  access.cpu_seconds = request.quota.cpu_seconds;
   auto sandbox = CandidateSandbox(*request.torch, access);
   if (!sandbox.ok()) return sandbox.status();
   spec.sandbox = sandbox.value();
@@ -199,8 +201,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   }
   auto r = RunProcess(spec);
   RunOutcome out;
+  out.quota = request.quota;
   if (group) {
-    out.quota = request.quota;
     out.usage = group->Usage();
     group.reset();  // Kills what the candidate left running (also outside its process group).
     spec.cgroup.reset();
@@ -229,7 +231,15 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
       out.trials_completed == expected_trials &&
       (!timed || static_cast<int>(out.timed.event_ms.size()) == request.iters || !out.timed.violation.empty());
   out.ok = p.Succeeded() && wrote_all;
-  if (!p.Succeeded() && out.usage.oom_kills > 0) {
+  if (!p.timed_out && p.term_signal == SIGXCPU && out.quota.cpu_seconds > 0) {
+    // The kernel's signal at the process's RLIMIT_CPU: its time is up, as at
+    // a deadline (a candidate raising SIGXCPU itself only ends its own run).
+    out.timed_out = true;
+    out.term_signal = 0;
+    out.stage = "cpu_quota";
+    out.message = "the candidate's process used up its CPU-time quota of " + std::to_string(out.quota.cpu_seconds) +
+                  " s (its threads together) and the kernel stopped it";
+  } else if (!p.Succeeded() && out.usage.oom_kills > 0) {
     // The kernel's count, not anything the candidate printed.
     out.stage = "memory_quota";
     out.message = "the candidate's process " + OverMemoryQuota(out.quota);

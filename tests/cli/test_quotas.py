@@ -64,14 +64,16 @@ def test_verdicts_list_the_quotas_in_force():
 
 
 def test_without_quotas_the_run_has_no_cgroup_layer():
-    v = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "none", "--quota-pids", "0")
+    v = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory", "none", "--quota-pids", "0",
+              "--quota-cpu", "none")
     assert v["status"] == "pass", v
     assert "cgroup" not in v["gates"]["run"]["sandbox"]
     assert "quotas" not in v
 
 
 @pytest.mark.parametrize("flag,value,says", [("--quota-memory", "lots", "--quota-memory takes a size"),
-                                             ("--quota-pids", "-1", "--quota-pids takes 0")])
+                                             ("--quota-pids", "-1", "--quota-pids takes 0"),
+                                             ("--quota-cpu", "2.5", "--quota-cpu takes whole seconds")])
 def test_malformed_quotas_are_refused_by_name(flag, value, says):
     proc = run_anvil("eval", "-t", RELU, "-c", HONEST, "-b", "cpu", flag, value)
     assert proc.returncode == 2, proc.stderr
@@ -105,3 +107,30 @@ def test_scratch_writes_meet_the_memory_quota_not_the_disk():
     v = judge(QUOTA / "scratch_filler_native.cpp", *FLAGS, env={"ANVIL_STATIC_VERDICTS": "0"})
     assert v["status"] == "runtime_error", v
     assert v["gates"]["run"]["stage"] == "memory_quota", v["gates"]["run"]
+
+
+def test_a_spinner_meets_its_cpu_quota_before_its_deadline():
+    """Four threads spinning before any output: past 2 CPU seconds (RLIMIT_CPU, all threads together) the kernel's
+    SIGXCPU ends it, a timeout named by its quota, long before the 30 s deadline. One that ignores SIGXCPU is killed
+    by the kernel a second later: its own failure, never the machine's."""
+    flags = ("-b", "cpu", "--timeout", "30", "--no-perf", "--quota-cpu", "2")
+    v = judge(QUOTA / "cpu_spinner_native.cpp", *flags)
+    assert v["status"] == "timeout", v
+    run = v["gates"]["run"]
+    assert run["stage"] == "cpu_quota" and "CPU-time quota of 2 s" in run["message"], run
+    assert run["seconds"] < 20, run
+    assert v["quotas"]["run_cpu_seconds"] == 2
+    # Its signal() is a static cheat on its own: the static verdicts are off, to reach the run.
+    ignored = judge(QUOTA / "cpu_spinner_sigxcpu_ignored_native.cpp", *flags, env={"ANVIL_STATIC_VERDICTS": "0"})
+    assert ignored["status"] == "runtime_error" and ignored["error"] is None, ignored
+    assert ignored["gates"]["run"]["seconds"] < 20, ignored["gates"]["run"]
+    twin = judge(HONEST, *flags)
+    assert twin["status"] == "pass", twin
+
+
+def test_the_default_cpu_quota_is_a_backstop_past_both_deadlines():
+    import os
+    v = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf")
+    assert v["quotas"]["run_cpu_seconds"] == 2 * 30 * os.cpu_count(), v["quotas"]
+    none = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-cpu", "none")
+    assert "run_cpu_seconds" not in (none.get("quotas") or {}), none.get("quotas")
