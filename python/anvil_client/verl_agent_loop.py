@@ -37,8 +37,7 @@ from pathlib import Path
 from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.client import CONFIG_ERRORS, ServiceError  # noqa: E402
-from anvil_client.verl import _client, _setting, task_fields  # noqa: E402
+from anvil_client.turns import judge, prime_echo_settings  # noqa: E402
 from anvil_rl import prime_echo, repair_message, reward  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register  # noqa: E402
 
@@ -52,9 +51,11 @@ class AnvilRepairAgentLoop(AgentLoopBase):
         settings = {k: kwargs.pop(k) for k in ("anvil_url", "token_file", "backend", "candidate_format", "policy",
                                                 "trials", "timeout_s", "max_concurrency", "retries") if k in kwargs}
         super().__init__(*args, **kwargs)
-        if bonus_first is None or bonus_second is None:
-            raise ValueError("anvil_repair: set bonus_first and bonus_second in the agent loop's config (PrimeEcho's "
-                             "early-pass bonuses; the paper gives no values)")
+        try:
+            alpha, bonus_first, bonus_second = prime_echo_settings(
+                {"alpha": alpha, "bonus_first": bonus_first, "bonus_second": bonus_second})
+        except ValueError as e:
+            raise ValueError(f"anvil_repair: {e} (bonus_first and bonus_second in the agent loop's config)") from None
         if train_on not in TRAIN_ON:
             raise ValueError(f"anvil_repair: train_on is one of {TRAIN_ON}, not {train_on!r}")
         if int(max_turns) < 1:
@@ -67,21 +68,7 @@ class AnvilRepairAgentLoop(AgentLoopBase):
         self.logprobs_mode = self.rollout_config.get("logprobs_mode", "processed_logprobs")
 
     async def verify(self, answer, ground_truth):
-        """The verdict (a dict) of one answer, {"outcome": ...} for the model's own failures (no code, cut off,
-        refused), or None when the machine failed. A configuration the user must fix raises."""
-        s = self.settings
-        try:
-            verdict = await _client(s).evaluate(
-                None, _setting(s, "candidate_format", "kernelbench"), backend=_setting(s, "backend", "cuda"),
-                deadline_s=float(_setting(s, "timeout_s", 280)), wait_past_deadline=False, response=answer,
-                policy=_setting(s, "policy"), trials=s.get("trials"), **task_fields(ground_truth))
-        except ServiceError as e:
-            if e.status == 422 and e.outcome:
-                return {"outcome": e.outcome}
-            if e.status in CONFIG_ERRORS:
-                raise
-            return None  # No service (status 0), or its own failure: the machine's.
-        return verdict
+        return await judge(self.settings, answer, ground_truth)
 
     async def run(self, sampling_params, **kwargs):
         messages = [dict(m) for m in kwargs["raw_prompt"]]
