@@ -6,8 +6,11 @@ template, stands in for the actor's.
 
     python verl_agent_loop.py SPEC.json   ->  one JSON object on stdout
 
-SPEC: {"loop": {...the agent loop's config...}, "ground_truth": TASK, "samples": [[answer turn 1, answer turn 2,
-...], ...], "response_length": N}. The fake server answers sample K's turn T with samples[K][T - 1]."""
+SPEC: {"loop": {...the agent loop's config...}, "ground_truth": TASK (or "ground_truths": one per sample), "samples":
+[[answer turn 1, answer turn 2, ...], ...], "response_length": N}. The fake server answers sample K's turn T with
+samples[K][T - 1]. With "index" (each sample's group) the outputs also go through anvil's estimator (anvil_grpo) and
+MirrorPop's filter as verl's trainer would apply them: "train_shift" {"K": x} moves sample K's training log-probs
+from the rollout's by x on every other token, and "delta" is MirrorPop's bound."""
 
 import asyncio
 import json
@@ -64,8 +67,9 @@ def main():
                                     **spec["loop"])
         raw_prompt = [{"role": "system", "content": "You write kernels."},
                       {"role": "user", "content": f"[sample {k}] Make this model faster."}]
+        truth = spec["ground_truths"][k] if "ground_truths" in spec else spec["ground_truth"]
         out = await loop.run({"temperature": 1.0}, raw_prompt=raw_prompt,
-                             reward_model={"ground_truth": spec["ground_truth"], "style": "rule"})
+                             reward_model={"ground_truth": truth, "style": "rule"})
         return {"prompt_ids": out.prompt_ids, "response_ids": out.response_ids, "response_mask": out.response_mask,
                 "response_logprobs": out.response_logprobs, "reward_score": out.reward_score,
                 "num_turns": out.num_turns, "extra_fields": out.extra_fields,
@@ -76,7 +80,33 @@ def main():
         return await asyncio.gather(*(one(k) for k in range(len(spec["samples"]))))
 
     outputs = asyncio.run(every())
-    json.dump({"outputs": outputs, "calls": server.calls}, sys.stdout, default=str)
+    result = {"outputs": outputs, "calls": server.calls}
+    if "index" in spec:
+        result.update(estimate(outputs, spec))
+    json.dump(result, sys.stdout, default=str)
+
+
+def estimate(outputs, spec):
+    """anvil_grpo over the batch as verl lays it out (the score on the last response token, right-padded), and
+    MirrorPop's keep decision from token-level rollout-correction weights."""
+    import numpy as np
+    import torch
+    from anvil_client.verl_algos import compute_anvil_grpo_advantage, mirror_pop_kept
+
+    width = max(len(o["response_mask"]) for o in outputs)
+    mask = torch.zeros(len(outputs), width)
+    rewards = torch.zeros(len(outputs), width)
+    weights = torch.zeros(len(outputs), width)
+    for i, o in enumerate(outputs):
+        n = len(o["response_mask"])
+        mask[i, :n] = torch.tensor(o["response_mask"], dtype=torch.float32)
+        rewards[i, max(n - 1, 0)] = o["reward_score"]
+        shift = float(spec.get("train_shift", {}).get(str(i), 0.0))
+        weights[i, :n] = torch.exp(torch.tensor([shift if t % 2 == 0 else 0.0 for t in range(n)]))
+    advantages, _ = compute_anvil_grpo_advantage(rewards, mask, np.array(spec["index"], dtype=object))
+    kept = mirror_pop_kept(weights, mask, float(spec.get("delta", 0.05)))
+    first = [float(advantages[i, 0]) if mask[i].sum() > 0 else 0.0 for i in range(len(outputs))]
+    return {"advantages": first, "kept": kept.tolist()}
 
 
 if __name__ == "__main__":
