@@ -14,6 +14,7 @@ ended. It holds no task data: reference outputs and seeds only ever exist in chi
 import ctypes
 import fcntl
 import json
+import resource
 import os
 import runpy
 import select
@@ -25,7 +26,6 @@ import tempfile
 import traceback
 
 PR_SET_PDEATHSIG = 1
-HIGH_FD = 100  # Where the report and ruleset descriptors wait while the others are put in place.
 
 
 CGROUP_LAYER = 1 << 9  # kSandboxCgroup (src/core/sandbox.h)
@@ -55,10 +55,12 @@ def _enter(request, fds, sandbox_lib):
     out, err, report = fds[0], fds[1], fds[2]
     ruleset = fds[request["ruleset"]] if request["ruleset"] >= 0 else -1
     passed = [fds[i] for i in request["passed"]]
-    report = fcntl.fcntl(report, fcntl.F_DUPFD, HIGH_FD)
+    # Above the numbers the passed descriptors take (3, 4, ...), and within RLIMIT_NOFILE however low it is.
+    high = 3 + len(passed)
+    report = fcntl.fcntl(report, fcntl.F_DUPFD, high)
     if ruleset >= 0:
-        ruleset = fcntl.fcntl(ruleset, fcntl.F_DUPFD, HIGH_FD)
-    passed = [fcntl.fcntl(fd, fcntl.F_DUPFD, HIGH_FD) for fd in passed]
+        ruleset = fcntl.fcntl(ruleset, fcntl.F_DUPFD, high)
+    passed = [fcntl.fcntl(fd, fcntl.F_DUPFD, high) for fd in passed]
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out, 1)
@@ -94,7 +96,17 @@ def _child(request, fds, sandbox_lib):
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _enter(request, fds, sandbox_lib)
+        try:
+            _enter(request, fds, sandbox_lib)
+        except BaseException:  # noqa: BLE001 - before the worker runs: anvil reads why from its stderr pipe
+            why = f"the zygote's child could not start {request['module']}: {traceback.format_exc()}".encode()
+            for fd in (fds[1], 2):
+                try:
+                    os.write(fd, why)
+                    break
+                except OSError:
+                    continue
+            os._exit(127)
         sys.argv = [request["module"]] + list(request["args"])
         sys.modules.pop(request["module"], None)  # Run afresh as __main__, like `python -m`.
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
@@ -194,12 +206,22 @@ def main():
         if sock not in ready:
             continue
         try:
-            message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
+            message, fds, flags, _ = socket.recv_fds(sock, 1 << 20, 16)
         except OSError:
             return
         if not message:
             return  # anvil is gone.
         request = json.loads(message)
+        if flags & socket.MSG_CTRUNC:
+            # The kernel dropped descriptors this process had no room for: the child would start without its
+            # output, report or control-group descriptors. The machine's failure, said as such.
+            for fd in fds:
+                os.close(fd)
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            sock.send(json.dumps({"id": request["id"], "error": (
+                "the zygote could not take the request's descriptors: it is out of file descriptors (its "
+                f"RLIMIT_NOFILE is {limit}; raise anvil's, e.g. ulimit -n 4096)")}).encode())
+            continue
         try:
             pid = os.fork()
         except OSError as e:

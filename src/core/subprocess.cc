@@ -212,12 +212,18 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     // Out of the way of 3, 4, ...: the exec report pipe and the descriptors
-    // to pass (so a source that is itself 3 or 4 is not overwritten).
-    const int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, 64);
-    if (report < 0) _exit(127);
-    int moved[8];
+    // to pass (so a source that is itself 3 or 4 is not overwritten), as low
+    // as that allows: anvil may run under a small RLIMIT_NOFILE.
     const std::size_t passed = std::min<std::size_t>(spec.pass_fds.size(), 8);
-    for (std::size_t i = 0; i < passed; ++i) moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+    const int above = 3 + static_cast<int>(passed);
+    const int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, above);
+    if (report < 0) {
+      static const char kNoRoom[] = "anvil: the child has no room for its descriptors (RLIMIT_NOFILE too low)\n";
+      (void)!write(STDERR_FILENO, kNoRoom, sizeof(kNoRoom) - 1);
+      _exit(127);
+    }
+    int moved[8];
+    for (std::size_t i = 0; i < passed; ++i) moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, above);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

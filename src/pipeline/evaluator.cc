@@ -1,5 +1,7 @@
 #include "pipeline/evaluator.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -467,7 +469,35 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (options_.perf) JudgePerf(task, prepared, run, v);
 }
 
+namespace {
+
+// anvil's own open-file limit: its soft limit raised to the hard one once;
+// a hard limit below what each candidate process is promised (the sandbox's
+// RLIMIT_NOFILE) would fail candidates for the machine's setting.
+std::optional<std::string> TooFewDescriptors() {
+  static const std::optional<std::string> why = []() -> std::optional<std::string> {
+    struct rlimit files {};
+    if (getrlimit(RLIMIT_NOFILE, &files) != 0) return std::nullopt;
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = files.rlim_max;
+      (void)setrlimit(RLIMIT_NOFILE, &files);
+    }
+    const rlim_t promised = static_cast<rlim_t>(SandboxPolicy().max_open_files);
+    if (files.rlim_max != RLIM_INFINITY && files.rlim_max < promised) {
+      return "anvil may open only " + std::to_string(files.rlim_max) + " files (its hard RLIMIT_NOFILE), below the " +
+             std::to_string(promised) +
+             " each candidate process is promised: raise it before starting anvil (ulimit -n " +
+             std::to_string(2 * promised) + ", or LimitNOFILE= in a service unit)";
+    }
+    return std::nullopt;
+  }();
+  return why;
+}
+
+}  // namespace
+
 std::optional<std::string> NoRoomToJudge(const fs::path& cache_dir) {
+  if (auto few = TooFewDescriptors()) return few;
   if (auto full = BelowFreeSpaceFloor(cache_dir, "the cache")) return full;
   std::error_code ec;
   return BelowFreeSpaceFloor(fs::temp_directory_path(ec), "the temporary folder");

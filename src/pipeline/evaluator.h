@@ -82,9 +82,10 @@ struct Lanes {
   Slots* timing_queue = nullptr;
 };
 
-// Why no candidate can be judged now: the disk of the cache or of the
-// temporary folder is below anvil's free-space floor (core/files.h);
-// nullopt: room enough.
+// Why no candidate can be judged now: anvil's hard open-file limit is below
+// what each candidate process is promised (its soft limit is raised to the
+// hard one on the way), or the disk of the cache or of the temporary folder
+// is below anvil's free-space floor (core/files.h); nullopt: room enough.
 std::optional<std::string> NoRoomToJudge(const std::filesystem::path& cache_dir);
 
 // ANVIL_INJECT_INFRA=TEXT[:N]: the first N runs (default: all) of candidates

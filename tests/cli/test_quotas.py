@@ -3,9 +3,13 @@ quota of processes and threads. A bomb meets its quota and is the candidate's fa
 count (never by what the candidate prints); its honest twin passes under the same quotas. Each bomb is bounded
 (2 GiB, 512 threads) so that a quota that did not hold would cost this machine little."""
 
+import json
+import shutil
+import subprocess
+
 import pytest
 
-from conftest import EXAMPLES, ROOT, eval_json, run_anvil
+from conftest import EXAMPLES, ROOT, anvil_bin, cache_dir, eval_json, load_schema, run_anvil, validate
 
 RELU = str(EXAMPLES / "tasks" / "relu.py")
 HONEST = str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp")
@@ -134,3 +138,23 @@ def test_the_default_cpu_quota_is_a_backstop_past_both_deadlines():
     assert v["quotas"]["run_cpu_seconds"] == 2 * 30 * os.cpu_count(), v["quotas"]
     none = judge(HONEST, "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-cpu", "none")
     assert "run_cpu_seconds" not in (none.get("quotas") or {}), none.get("quotas")
+
+
+def test_an_open_file_limit_on_anvil_itself_is_the_machines_failure():
+    """anvil started under a hard RLIMIT_NOFILE below what each candidate process is promised (4096): the machine's
+    setting, named before any candidate runs (infra_error, reward null, not tried again), never a candidate's
+    runtime_error. At 4096 the same candidate passes. (Below this, anvil's own pipes fail first: also infra_error.)"""
+    if shutil.which("prlimit") is None:
+        pytest.skip("prlimit (util-linux) is not installed")
+    verdicts = {}
+    for n in (1024, 4096):
+        proc = subprocess.run(["prlimit", f"--nofile={n}", anvil_bin(), "eval", "--json", "-q", "--cache-dir",
+                               cache_dir(), "-t", RELU, "-c", HONEST, "-b", "cpu", "--no-perf"],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        verdicts[n] = json.loads(proc.stdout)
+        validate(verdicts[n], load_schema())
+    low = verdicts[1024]
+    assert low["status"] == "infra_error" and low["reward"] is None and "infra_retries" not in low, low
+    assert "RLIMIT_NOFILE" in low["error"] and "1024" in low["error"] and "ulimit -n" in low["error"], low["error"]
+    assert verdicts[4096]["status"] == "pass", verdicts[4096]
