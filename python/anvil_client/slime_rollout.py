@@ -39,8 +39,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.turns import judge, prime_echo_settings  # noqa: E402
-from anvil_rl import BDRBuffer, grpo_advantages, mirror_pop_keep, prime_echo, repair_message, reward  # noqa: E402
+from anvil_client.turns import Trajectory, judge, mirror_pop_delta, prime_echo_settings, repaired  # noqa: E402
+from anvil_rl import BDRBuffer, grpo_advantages, mirror_pop_keep  # noqa: E402
 
 TRAIN_ON = ("first_turn", "trajectory")
 
@@ -98,7 +98,7 @@ async def custom_generate(args, sample, sampling_params, evaluation=False):
     prompt_ids = tokenizer(_template(tokenizer, messages, True), add_special_tokens=False)["input_ids"]
     sample.tokens, sample.response, sample.response_length = list(prompt_ids), "", 0
     sample.loss_mask, sample.rollout_log_probs = None, None
-    rewards, statuses, first_length, first_text, infra, last = [], [], 0, "", False, None
+    turns, first_length, first_text, last = Trajectory(), 0, "", None
     finish = "stop"
     for turn in range(1, max_turns + 1):
         output = await post(url, {"input_ids": sample.tokens, "sampling_params": sampling_params,
@@ -118,30 +118,23 @@ async def custom_generate(args, sample, sampling_params, evaluation=False):
             first_length, first_text = sample.response_length, answer
         verdict = await judge(settings, answer, sample.label)
         last = (answer, verdict)
-        if verdict is None or reward(verdict) is None:
-            infra = True
-            statuses.append("infra_error")
-            rewards.append(None)
+        if not turns.add(verdict) or turn == max_turns or finish == "length":
             break
-        statuses.append(verdict.get("status") or verdict["outcome"])
-        rewards.append(reward(verdict))
-        if statuses[-1] == "pass" or turn == max_turns or finish == "length":
-            break
-        answered = messages + [{"role": "assistant", "content": answer}]
-        following = answered + [{"role": "user", "content": repair_message(verdict)}]
+        answered, following = repaired(messages, answer, verdict)
         text, env_ids = _env_tokens(tokenizer, answered, following)
         sample.append_response_tokens(args, tokens=env_ids, trainable=False, text=text)
         messages = following
 
     if train_on == "first_turn":
         _cut_to_first_answer(sample, len(prompt_ids), first_length, first_text)
-    score = prime_echo(rewards, alpha, bonus_first=bonus_first, bonus_second=bonus_second)
-    if infra:
+    score = turns.score(alpha, bonus_first, bonus_second)
+    if turns.infra:
         sample.loss_mask = [0] * sample.response_length  # The machine's failure: nothing to learn from.
     sample.reward = 0.0 if score is None else score
     sample.status = Status.TRUNCATED if finish == "length" else Status.COMPLETED
-    sample.metadata = {**(sample.metadata or {}), "anvil_turn_rewards": rewards, "anvil_statuses": statuses,
-                       "anvil_prime_echo": score, "anvil_infra_error": int(infra),
+    sample.metadata = {**(sample.metadata or {}), "anvil_turn_rewards": turns.rewards,
+                       "anvil_statuses": turns.statuses, "anvil_prime_echo": score,
+                       "anvil_infra_error": int(turns.infra),
                        "anvil_last_answer": last[0] if last else "",
                        "anvil_last_verdict": last[1] if last and last[1] is not None else {"status": "infra_error"}}
     return sample
@@ -182,23 +175,11 @@ def grpo_without_infra(args, samples):
     return raw, advantages
 
 
-def _delta():
-    text = os.environ.get("ANVIL_MIRROR_POP_DELTA")
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise ValueError("set ANVIL_MIRROR_POP_DELTA to MirrorPop's bound on a sequence's mean |log ratio| (e.g. "
-                         f"0.05); it is {text!r}") from None
-    if not value >= 0:
-        raise ValueError(f"ANVIL_MIRROR_POP_DELTA is a bound >= 0, not {text}")
-    return value
-
-
 def mirror_pop_tis(args, *, pg_loss, train_log_probs, rollout_log_probs, loss_masks, **kwargs):
     """slime's custom TIS hook: (pg_loss, the loss masks with MirrorPop's dropped samples zeroed, metrics)."""
     import torch
 
-    delta = _delta()
+    delta = mirror_pop_delta()
     masks, dropped = [], []
     for train, rollout, mask in zip(train_log_probs, rollout_log_probs, loss_masks):
         keep = mirror_pop_keep(train.detach().float().tolist(), rollout.detach().float().tolist(),

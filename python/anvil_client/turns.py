@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from anvil_client.client import CONFIG_ERRORS, ServiceError  # noqa: E402
 from anvil_client.verl import _client, _setting, task_fields  # noqa: E402
+from anvil_rl import prime_echo, repair_message, reward  # noqa: E402
 
 
 async def judge(settings, answer, ground_truth):
@@ -43,3 +44,45 @@ def prime_echo_settings(settings):
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"PrimeEcho's alpha is a weight in [0, 1], not {alpha}")
     return alpha, float(b1), float(b2)
+
+
+class Trajectory:
+    """One sample's turns so far: each verdict's status (or the model's outcome) and reward. The machine's failure
+    ends it and leaves it without a score."""
+
+    def __init__(self):
+        self.statuses, self.rewards, self.infra = [], [], False
+
+    def add(self, verdict):
+        """Records a turn's verdict (judge()'s answer); whether another turn may follow (no pass, no machine
+        failure)."""
+        if verdict is None or reward(verdict) is None:
+            self.infra = True
+            self.statuses.append("infra_error")
+            self.rewards.append(None)
+            return False
+        self.statuses.append(verdict.get("status") or verdict["outcome"])
+        self.rewards.append(reward(verdict))
+        return self.statuses[-1] != "pass"
+
+    def score(self, alpha, bonus_first, bonus_second):
+        return prime_echo(self.rewards, alpha, bonus_first=bonus_first, bonus_second=bonus_second)
+
+
+def repaired(messages, answer, verdict):
+    """(the conversation with the model's answer, and with the repair request after it)."""
+    answered = messages + [{"role": "assistant", "content": answer}]
+    return answered, answered + [{"role": "user", "content": repair_message(verdict)}]
+
+
+def mirror_pop_delta():
+    """MirrorPop's δ from $ANVIL_MIRROR_POP_DELTA (no default: the paper gives none)."""
+    text = os.environ.get("ANVIL_MIRROR_POP_DELTA")
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError("set ANVIL_MIRROR_POP_DELTA to MirrorPop's bound on a sequence's mean |log ratio| (e.g. "
+                         f"0.05); it is {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"ANVIL_MIRROR_POP_DELTA is a finite bound >= 0, not {text}")
+    return value

@@ -37,8 +37,7 @@ from pathlib import Path
 from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.turns import judge, prime_echo_settings  # noqa: E402
-from anvil_rl import prime_echo, repair_message, reward  # noqa: E402
+from anvil_client.turns import Trajectory, judge, prime_echo_settings, repaired  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register  # noqa: E402
 
 TRAIN_ON = ("first_turn", "trajectory")
@@ -76,7 +75,7 @@ class AnvilRepairAgentLoop(AgentLoopBase):
         prompt_ids = await self.ct_build_initial_tokens(messages)
         runtime_ids, response_mask = list(prompt_ids), []
         logprobs = None
-        first_end, rewards, statuses, infra = 0, [], [], False
+        first_end, turns = 0, Trajectory()
         request_id = uuid4().hex
         for turn in range(1, self.max_turns + 1):
             out = await self.server_manager.generate(request_id=request_id, prompt_ids=runtime_ids,
@@ -91,17 +90,9 @@ class AnvilRepairAgentLoop(AgentLoopBase):
                 first_end = len(response_mask)
             answer = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
             verdict = await self.verify(answer, ground_truth)
-            if verdict is None or reward(verdict) is None:
-                infra = True
-                statuses.append("infra_error")
-                rewards.append(None)
+            if not turns.add(verdict) or turn == self.max_turns or len(response_mask) >= self.response_length:
                 break
-            statuses.append(verdict.get("status") or verdict["outcome"])
-            rewards.append(reward(verdict))
-            if statuses[-1] == "pass" or turn == self.max_turns or len(response_mask) >= self.response_length:
-                break
-            answered = messages + [{"role": "assistant", "content": answer}]  # Its tokens are in runtime_ids.
-            following = answered + [{"role": "user", "content": repair_message(verdict)}]
+            answered, following = repaired(messages, answer, verdict)  # The answer's tokens are in runtime_ids.
             merged, response_mask, logprobs = await self.ct_merge_context_msg(answered, following, runtime_ids,
                                                                               response_mask, logprobs)
             messages, runtime_ids = following, merged.token_ids
@@ -113,14 +104,14 @@ class AnvilRepairAgentLoop(AgentLoopBase):
             logprobs = logprobs[:first_end] if logprobs is not None else None
         else:  # The whole trajectory, the loss on the first response alone (PrimeEcho).
             response_mask = [m if i < first_end else 0 for i, m in enumerate(response_mask)]
-        score = prime_echo(rewards, self.alpha, bonus_first=self.bonus_first, bonus_second=self.bonus_second)
-        if infra:
+        score = turns.score(self.alpha, self.bonus_first, self.bonus_second)
+        if turns.infra:
             response_mask = [0] * len(response_mask)  # The machine's failure: nothing to learn from.
         n = self.response_length
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids[:n], response_mask=response_mask[:n],
             response_logprobs=logprobs[:n] if logprobs is not None else None,
-            reward_score=0.0 if score is None else score, num_turns=2 * len(rewards), metrics={},
-            extra_fields={"turn_scores": [math.nan if r is None else r for r in rewards], "tool_rewards": [],
-                          "anvil_statuses": statuses, "anvil_prime_echo": math.nan if score is None else score,
-                          "anvil_infra_error": int(infra), "anvil_logprobs_mode": self.logprobs_mode})
+            reward_score=0.0 if score is None else score, num_turns=2 * len(turns.rewards), metrics={},
+            extra_fields={"turn_scores": [math.nan if r is None else r for r in turns.rewards], "tool_rewards": [],
+                          "anvil_statuses": turns.statuses, "anvil_prime_echo": math.nan if score is None else score,
+                          "anvil_infra_error": int(turns.infra), "anvil_logprobs_mode": self.logprobs_mode})

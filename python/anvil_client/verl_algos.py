@@ -17,8 +17,6 @@ PYTHONPATH), then
   signed or squared log ratio, not this filter. The IS weights only measure the gap here: they do not reweight the
   loss."""
 
-import math
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -26,6 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from anvil_client.turns import mirror_pop_delta  # noqa: E402
 from anvil_rl import grpo_advantages  # noqa: E402
 from verl.trainer.ppo.core_algos import (compute_policy_loss_vanilla, register_adv_est,  # noqa: E402
                                          register_policy_loss)
@@ -48,18 +47,6 @@ def compute_anvil_grpo_advantage(token_level_rewards, response_mask, index, epsi
                 advantages[i] = 0.0 if a is None else a
     advantages = advantages.unsqueeze(-1) * response_mask
     return advantages, advantages
-
-
-def mirror_pop_delta():
-    text = os.environ.get("ANVIL_MIRROR_POP_DELTA")
-    try:
-        delta = float(text)
-    except (TypeError, ValueError):
-        raise ValueError("anvil_mirror_pop: set ANVIL_MIRROR_POP_DELTA to MirrorPop's bound on the mean |log ratio| "
-                         f"of a sequence (e.g. 0.05); it is {text!r}") from None
-    if not math.isfinite(delta) or delta < 0:
-        raise ValueError(f"anvil_mirror_pop: ANVIL_MIRROR_POP_DELTA is a bound >= 0, not {text}")
-    return delta
 
 
 def mirror_pop_kept(rollout_is_weights, response_mask, delta):
