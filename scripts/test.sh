@@ -4,7 +4,8 @@
 #   ctest --test-dir build -L gpu
 # The real model server's test (llama-cpp-python, built from source: ~5 minutes) carries `model_server`:
 #   scripts/model_server_venv.sh && ctest --test-dir build -L model_server
-# verl's reward loop around anvil's manager runs verl 0.9.1 from PyPI, in .venv-verl (~1 GB, ~1 minute to install;
+# verl 0.9.1 from PyPI runs anvil's reward manager, agent loop, estimator and policy loss (and slime's rollout), in
+# .venv-verl (~1 GB, ~1 minute to install;
 # label `verl`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
