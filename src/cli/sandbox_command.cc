@@ -58,6 +58,7 @@ int Run(const SandboxCheckArgs& a) {
   std::printf("%s", table.Render().c_str());
   // The quotas' mechanisms (core/cgroup.h): not a layer to probe, the kernel's.
   std::printf("\nQuotas (--quota-memory, --quota-pids): %s\n", JobCgroup::Mechanisms().c_str());
+  std::printf("CPU time (--quota-cpu): RLIMIT_CPU of each run process, set in its sandbox\n");
   if (!a.switches.empty()) return first_working.empty() && !full_ok ? kExitFailure : kExitOk;  // As asked: no advice.
   if (full_ok) {
     std::printf("\nThe full sandbox works with the %s device here.\n", a.backend.c_str());
