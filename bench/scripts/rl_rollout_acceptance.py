@@ -50,7 +50,7 @@ TASKS = [  # (name, task file or sweep task, passing pool, failing pool beyond F
      []),
     ("gemm_add_relu", "l2_76_gemm_add_relu.py",
      [SWEEP / "legit" / "kb_gemm_add_relu_weight_T.py", SWEEP / "legit" / "kb_gemm_add_relu_lazy_build.py"], []),
-    ("layernorm", "l1_40_layernorm.py", [], []),
+    ("layernorm", "l1_40_layernorm.py", sorted((SWEEP / "legit").glob("kb_layernorm*.py"))[:2], []),
 ]
 
 
@@ -82,11 +82,8 @@ def main():
     args = ap.parse_args()
     rng = random.Random(args.seed)
     made = tempfile.mkdtemp(prefix="anvil-rl-tasks-")
-    layernorm = [p for p in sorted((SWEEP / "legit").glob("kb_layernorm*.py"))][:2]
     groups, names, truths, answers, index = [], [], [], [], []
     for g, (name, where, passing, failing) in enumerate(TASKS):
-        if name == "layernorm":
-            passing = layernorm
         text = task_text(where, made)
         group = [draw(rng, passing, FAILS + failing) for _ in range(8)]
         groups.append({"task": text, "answers": group})

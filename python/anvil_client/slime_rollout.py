@@ -39,8 +39,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.turns import Trajectory, judge, mirror_pop_delta, prime_echo_settings, repaired  # noqa: E402
-from anvil_rl import BDRBuffer, grpo_advantages, mirror_pop_keep  # noqa: E402
+from anvil_client.turns import (Trajectory, judge, mirror_pop_delta, mirror_pop_kept, prime_echo_settings,  # noqa: E402
+                                repaired)
+from anvil_rl import BDRBuffer, grpo_advantages  # noqa: E402
 
 TRAIN_ON = ("first_turn", "trajectory")
 
@@ -182,8 +183,7 @@ def mirror_pop_tis(args, *, pg_loss, train_log_probs, rollout_log_probs, loss_ma
     delta = mirror_pop_delta()
     masks, dropped = [], []
     for train, rollout, mask in zip(train_log_probs, rollout_log_probs, loss_masks):
-        keep = mirror_pop_keep(train.detach().float().tolist(), rollout.detach().float().tolist(),
-                               mask.detach().tolist(), delta)
+        keep = bool(mirror_pop_kept((train - rollout).detach().unsqueeze(0), mask.detach().unsqueeze(0), delta)[0])
         masks.append(mask if keep else torch.zeros_like(mask))
         dropped.append(torch.full_like(train, 0.0 if keep else 1.0, dtype=torch.float32))
     metrics = {"anvil_mirror_pop_dropped": torch.cat(dropped).detach() if dropped else torch.zeros(0)}

@@ -75,6 +75,19 @@ def repaired(messages, answer, verdict):
     return answered, answered + [{"role": "user", "content": repair_message(verdict)}]
 
 
+def mirror_pop_kept(log_ratio, mask, delta):
+    """MirrorPop over a batch on the training path (anvil_rl.mirror_pop_keep's rule, in torch): (batch,) bools, the
+    rows whose mean over their mask of |log_ratio| is at most delta; a row with no masked token keeps, a non-finite
+    ratio under the mask drops."""
+    import torch
+
+    mask = mask.to(torch.float64)
+    gaps = torch.where(mask > 0, log_ratio.to(torch.float64).abs(), torch.zeros_like(mask))  # padding: no gap
+    tokens = mask.sum(dim=-1)
+    mean = gaps.sum(dim=-1) / tokens.clamp(min=1)
+    return (tokens == 0) | (mean <= delta)
+
+
 def mirror_pop_delta():
     """MirrorPop's δ from $ANVIL_MIRROR_POP_DELTA (no default: the paper gives none)."""
     text = os.environ.get("ANVIL_MIRROR_POP_DELTA")

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from anvil_client.turns import mirror_pop_delta  # noqa: E402
+from anvil_client.turns import mirror_pop_delta, mirror_pop_kept  # noqa: E402
 from anvil_rl import grpo_advantages  # noqa: E402
 from verl.trainer.ppo.core_algos import (compute_policy_loss_vanilla, register_adv_est,  # noqa: E402
                                          register_policy_loss)
@@ -49,23 +49,14 @@ def compute_anvil_grpo_advantage(token_level_rewards, response_mask, index, epsi
     return advantages, advantages
 
 
-def mirror_pop_kept(rollout_is_weights, response_mask, delta):
-    """(batch,) bools: the sequences whose mean masked |log weight| is at most delta (an all-zero mask keeps)."""
-    mask = response_mask.to(torch.float64)
-    gaps = torch.log(rollout_is_weights.to(torch.float64)).abs() * mask
-    gaps = torch.where(mask > 0, gaps, torch.zeros_like(gaps))  # log(0) on padding is no gap.
-    tokens = mask.sum(dim=-1)
-    mean = gaps.sum(dim=-1) / tokens.clamp(min=1)
-    return (tokens == 0) | (mean <= delta)
-
-
 @register_policy_loss("anvil_mirror_pop")
 def compute_policy_loss_mirror_pop(old_log_prob, log_prob, advantages, response_mask, loss_agg_mode="token-mean",
                                    config=None, rollout_is_weights=None):
     if rollout_is_weights is None:
         raise ValueError("anvil_mirror_pop needs the rollout's log-probs as verl's rollout-correction weights: set "
                          "algorithm.rollout_correction.rollout_is=token and rollout_is_threshold=1e6")
-    kept = mirror_pop_kept(rollout_is_weights, response_mask, mirror_pop_delta())
+    # log(0) on padding: masked out.
+    kept = mirror_pop_kept(torch.log(rollout_is_weights), response_mask, mirror_pop_delta())
     mask = response_mask * kept.unsqueeze(-1).to(response_mask.dtype)
     loss, metrics = compute_policy_loss_vanilla(old_log_prob, log_prob, advantages, mask, loss_agg_mode, config, None)
     metrics["actor/anvil_mirror_pop_dropped"] = float((~kept).float().mean())

@@ -91,7 +91,8 @@ def estimate(outputs, spec):
     MirrorPop's keep decision from token-level rollout-correction weights."""
     import numpy as np
     import torch
-    from anvil_client.verl_algos import compute_anvil_grpo_advantage, mirror_pop_kept
+    from anvil_client.turns import mirror_pop_kept
+    from anvil_client.verl_algos import compute_anvil_grpo_advantage
 
     width = max(len(o["response_mask"]) for o in outputs)
     mask = torch.zeros(len(outputs), width)
@@ -104,7 +105,7 @@ def estimate(outputs, spec):
         shift = float(spec.get("train_shift", {}).get(str(i), 0.0))
         weights[i, :n] = torch.exp(torch.tensor([shift if t % 2 == 0 else 0.0 for t in range(n)]))
     advantages, _ = compute_anvil_grpo_advantage(rewards, mask, np.array(spec["index"], dtype=object))
-    kept = mirror_pop_kept(weights, mask, float(spec.get("delta", 0.05)))
+    kept = mirror_pop_kept(torch.log(weights), mask, float(spec.get("delta", 0.05)))
     first = [float(advantages[i, 0]) if mask[i].sum() > 0 else 0.0 for i in range(len(outputs))]
     return {"advantages": first, "kept": kept.tolist()}
 

@@ -11,18 +11,6 @@ using nlohmann::json;
 // The model loop's own outcomes (docs/run-db.md): no verdict behind them.
 constexpr const char* kModelFailures[] = {"no_code", "truncated", "refused"};
 
-bool ParseStatus(const std::string& name, VerdictStatus& status) {
-  for (VerdictStatus s :
-       {VerdictStatus::kPass, VerdictStatus::kCompileError, VerdictStatus::kRuntimeError, VerdictStatus::kTimeout,
-        VerdictStatus::kWrongAnswer, VerdictStatus::kCheat, VerdictStatus::kInfraError}) {
-    if (name == StatusName(s)) {
-      status = s;
-      return true;
-    }
-  }
-  return false;
-}
-
 double NumberOr(const json& j, const char* key, double fallback) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
@@ -51,11 +39,13 @@ Result<std::optional<double>> RewardOfJson(const json& verdict, const RewardOpti
   for (const char* failure : kModelFailures) {
     if (text == failure) return std::optional<double>(-1.0);
   }
-  Verdict v;
-  if (!ParseStatus(text, v.status)) {
+  const std::optional<VerdictStatus> status = StatusFromName(text);
+  if (!status) {
     return Status::Error("unknown verdict status \"" + text +
                          "\" (known: the verdict's statuses, and no_code, truncated, refused, server_error)");
   }
+  Verdict v;
+  v.status = *status;
   v.correctness_rate = NumberOr(body, "correctness_rate", 0.0);
   const json& perf = ObjectOr(ObjectOr(body, "gates"), "perf");
   v.perf.speedup_eager = NumberOr(perf, "speedup_eager", 0.0);

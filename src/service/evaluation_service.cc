@@ -63,14 +63,6 @@ std::string StoredRequest(const EvaluateRequest& r, const std::string& task_hash
   return j.dump();
 }
 
-VerdictStatus StatusFromName(const std::string& name) {
-  for (VerdictStatus status : {VerdictStatus::kPass, VerdictStatus::kCompileError, VerdictStatus::kRuntimeError,
-                               VerdictStatus::kTimeout, VerdictStatus::kWrongAnswer, VerdictStatus::kCheat}) {
-    if (name == StatusName(status)) return status;
-  }
-  return VerdictStatus::kInfraError;
-}
-
 std::string WithIndex(std::size_t i, std::size_t n, const std::string& field) {
   if (n == 1) return field;
   return "jobs[" + std::to_string(i) + "]" + (field.empty() ? "" : "." + field);
@@ -386,7 +378,8 @@ EvaluationService::Accepted EvaluationService::Submit(const std::vector<Evaluate
   for (std::size_t i = 0; i < ready.size(); ++i) {
     if (!cached[i].empty() && on_verdict_) {
       Verdict v;
-      v.status = StatusFromName(json::parse(cached[i], nullptr, false).value("status", "infra_error"));
+      v.status = StatusFromName(json::parse(cached[i], nullptr, false).value("status", "infra_error"))
+                     .value_or(VerdictStatus::kInfraError);
       on_verdict_(a.jobs[i]->id(), v, true);
     }
     if (enqueue[i]) Enqueue(a.jobs[i], std::move(ready[i]));

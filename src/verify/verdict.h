@@ -22,6 +22,8 @@ inline constexpr int kVerdictSchemaVersion = 2;
 
 enum class VerdictStatus { kPass, kCompileError, kRuntimeError, kTimeout, kWrongAnswer, kCheat, kInfraError };
 const char* StatusName(VerdictStatus status);
+// The status StatusName calls `name`; none for any other text.
+std::optional<VerdictStatus> StatusFromName(const std::string& name);
 
 struct RunGate {
   bool ran = false;

@@ -190,6 +190,15 @@ const char* StatusName(VerdictStatus status) {
   return "infra_error";
 }
 
+std::optional<VerdictStatus> StatusFromName(const std::string& name) {
+  for (VerdictStatus status :
+       {VerdictStatus::kPass, VerdictStatus::kCompileError, VerdictStatus::kRuntimeError, VerdictStatus::kTimeout,
+        VerdictStatus::kWrongAnswer, VerdictStatus::kCheat, VerdictStatus::kInfraError}) {
+    if (name == StatusName(status)) return status;
+  }
+  return std::nullopt;
+}
+
 std::string VerdictToJson(const Verdict& v, int indent) {
   json j = {{"schema_version", kVerdictSchemaVersion},
             {"status", StatusName(v.status)},
