@@ -24,12 +24,16 @@ task the service holds, or its text) and `agent_name: anvil_repair`. What the lo
   `timeout_s`) carries no reward: its `response_mask` is all zero, its score 0.0, `anvil_infra_error` 1 in its extra
   fields; the `anvil_grpo` estimator (anvil_client.verl_algos) leaves such rows out of their group's statistics.
 - Extra fields, the same keys for every sample: `turn_scores` (each turn's reward, NaN where none),
-  `anvil_statuses` (each turn's verdict status or model outcome), `anvil_prime_echo`, `anvil_infra_error`, and
-  `anvil_logprobs_mode` (the rollout's `logprobs_mode`: MirrorPop needs `processed_logprobs`, verl's default).
+  `anvil_statuses` (each turn's verdict status or model outcome), `anvil_prime_echo`, `anvil_infra_error`,
+  `anvil_logprobs_mode` (the rollout's `logprobs_mode`: MirrorPop needs `processed_logprobs`, verl's default), and
+  `anvil_bdr_repair`.
 
 Settings (the yaml's, else $ANVIL_URL, $ANVIL_BACKEND, ... as anvil_client.verl reads them): anvil_url, token_file,
 backend, candidate_format, policy, trials, timeout_s (per verdict, default 280), max_concurrency, retries; and
-max_turns (3), alpha (0.75), bonus_first and bonus_second (required), train_on."""
+max_turns (3), alpha (0.75), bonus_first and bonus_second (required), train_on; and BDR's (anvil_client.verl_bdr):
+bdr_reissue_prob (0: off), bdr_capacity (256), bdr_seed (0). With BDR on, a group (verl's `uid`) may answer a repair
+task in place of its prompt (`anvil_bdr_repair` 1 in its extra fields); give validation rows an agent loop without it
+(examples/rl/verl/agent_loop.yaml: `anvil_repair_eval`)."""
 
 import math
 import sys
@@ -38,6 +42,7 @@ from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from anvil_client.turns import Trajectory, judge, prime_echo_settings, repaired  # noqa: E402
+from anvil_client.verl_bdr import bdr_store  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register  # noqa: E402
 
 TRAIN_ON = ("first_turn", "trajectory")
@@ -46,7 +51,7 @@ TRAIN_ON = ("first_turn", "trajectory")
 @register("anvil_repair")
 class AnvilRepairAgentLoop(AgentLoopBase):
     def __init__(self, *args, max_turns=3, alpha=0.75, bonus_first=None, bonus_second=None, train_on="first_turn",
-                 **kwargs):
+                 bdr_reissue_prob=0.0, bdr_capacity=256, bdr_seed=0, **kwargs):
         settings = {k: kwargs.pop(k) for k in ("anvil_url", "token_file", "backend", "candidate_format", "policy",
                                                 "trials", "timeout_s", "max_concurrency", "retries") if k in kwargs}
         super().__init__(*args, **kwargs)
@@ -62,6 +67,10 @@ class AnvilRepairAgentLoop(AgentLoopBase):
         self.max_turns, self.alpha, self.train_on = int(max_turns), float(alpha), train_on
         self.bonus_first, self.bonus_second = float(bonus_first), float(bonus_second)
         self.settings = settings
+        if not 0.0 <= float(bdr_reissue_prob) <= 1.0 or int(bdr_capacity) < 1:
+            raise ValueError(f"anvil_repair: bdr_reissue_prob is in [0, 1] and bdr_capacity >= 1, not "
+                             f"{bdr_reissue_prob} and {bdr_capacity}")
+        self.bdr = (float(bdr_reissue_prob), int(bdr_capacity), int(bdr_seed))
         self.response_length = self.rollout_config.response_length
         # What the rollout's log-probs are of (MirrorPop needs the sampled distribution's), recorded per sample.
         self.logprobs_mode = self.rollout_config.get("logprobs_mode", "processed_logprobs")
@@ -72,6 +81,14 @@ class AnvilRepairAgentLoop(AgentLoopBase):
     async def run(self, sampling_params, **kwargs):
         messages = [dict(m) for m in kwargs["raw_prompt"]]
         ground_truth = kwargs["reward_model"]["ground_truth"]
+        own = {"messages": [dict(m) for m in messages], "ground_truth": ground_truth}
+        store, repair = None, None
+        if self.bdr[0] > 0 and kwargs.get("uid") is not None:
+            store = bdr_store(self.bdr[1], self.bdr[0], self.bdr[2])
+            repair = await _quietly(store.claim(kwargs["uid"]))
+            if repair is not None:  # BDR re-issues a failed group as a repair task, to this whole group.
+                messages, ground_truth = [dict(m) for m in repair["messages"]], repair["task"]["ground_truth"]
+        answer, verdict = None, None
         prompt_ids = await self.ct_build_initial_tokens(messages)
         runtime_ids, response_mask = list(prompt_ids), []
         logprobs = None
@@ -107,6 +124,9 @@ class AnvilRepairAgentLoop(AgentLoopBase):
         score = turns.score(self.alpha, self.bonus_first, self.bonus_second)
         if turns.infra:
             response_mask = [0] * len(response_mask)  # The machine's failure: nothing to learn from.
+        if store is not None:
+            await _quietly(store.report(kwargs["uid"], self.rollout_config.get("n", 1), None if repair else own,
+                                        answer, verdict))
         n = self.response_length
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids[:n], response_mask=response_mask[:n],
@@ -114,4 +134,15 @@ class AnvilRepairAgentLoop(AgentLoopBase):
             reward_score=0.0 if score is None else score, num_turns=2 * len(turns.rewards), metrics={},
             extra_fields={"turn_scores": [math.nan if r is None else r for r in turns.rewards], "tool_rewards": [],
                           "anvil_statuses": turns.statuses, "anvil_prime_echo": math.nan if score is None else score,
-                          "anvil_infra_error": int(turns.infra), "anvil_logprobs_mode": self.logprobs_mode})
+                          "anvil_infra_error": int(turns.infra), "anvil_logprobs_mode": self.logprobs_mode,
+                          "anvil_bdr_repair": int(repair is not None)})
+
+
+async def _quietly(call):
+    """BDR's store answers, or None: a store that fails costs the run its repair tasks, never a sample."""
+    try:
+        return await call
+    except Exception as e:  # noqa: BLE001 (Ray's errors are many; none may stop the rollout)
+        print(f"anvil_repair: BDR's store failed ({type(e).__name__}: {e}); this group goes on without it",
+              file=sys.stderr)
+        return None

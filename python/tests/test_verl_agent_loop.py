@@ -169,3 +169,55 @@ def test_the_first_turn_alone_gives_the_trajectorys_loss_under_causal_attention(
     for a, b in zip(grads_full, grads_short):
         assert torch.allclose(a, b, atol=1e-6)
     assert len(short) / len(full) < 0.4  # the tokens a step processes: about a third here
+
+
+def test_bdr_reissues_an_all_failed_group_to_a_later_group_across_workers(service, tmp_path):
+    # Step 1: group g1 fails on all 4 samples (its last turns too), g2 passes. Step 2: group g3, a softmax task,
+    # draws g1's repair task (reissue_prob 1) on both workers and answers it against g1's ReLU.
+    softmax = (ROOT / "examples" / "tasks" / "softmax.py").read_text()
+    wrong, right = answer("wrong_answer_kb.py"), answer("pass_kb.py")
+    spec = {"loop": {"anvil_url": service, "backend": "cpu", "trials": 2, "retries": 0, "max_turns": 2, **BONUSES,
+                     "bdr_reissue_prob": 1.0, "bdr_capacity": 4, "bdr_seed": 7}, "n": 4,
+            "steps": [{"groups": [{"uid": "u1", "tag": "g1", "ground_truth": RELU},
+                                  {"uid": "u2", "tag": "g2", "ground_truth": RELU}],
+                       "answers": {"g1": {"1": wrong, "2": wrong}, "g2": {"1": right}}},
+                      {"groups": [{"uid": "u3", "tag": "g3", "ground_truth": softmax}],
+                       "answers": {"g1": {"2": right}}}]}
+    proc = in_verl(tmp_path, "verl_bdr.py", spec)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    first, second = json.loads(proc.stdout)["steps"]
+    by_uid = {}
+    for o in first["outputs"]:
+        by_uid.setdefault(o["uid"], []).append(o)
+        assert o["extra_fields"]["anvil_bdr_repair"] == 0  # nothing in the buffer yet
+    assert [o["extra_fields"]["anvil_statuses"] for o in by_uid["u1"]] == [["wrong_answer"] * 2] * 4
+    assert len({o["worker"] for o in by_uid["u1"]}) == 2  # the group's reports came from both workers
+    assert first["stats"] == {"entries": 1, "added": 1, "reissued": 0, "pending_groups": 0, "dropped_groups": 0}
+    outputs = second["outputs"]
+    assert len(outputs) == 4 and len({o["worker"] for o in outputs}) == 2
+    for o in outputs:
+        assert o["extra_fields"]["anvil_bdr_repair"] == 1
+        # The repair prompt: g1's own prompt, its failed answer, the verifier's feedback, then the model's turn.
+        text = o["prompt_text"]
+        assert "[task g1]" in text and "[task g3]" not in text
+        assert text.index("<|assistant|>") < text.index("Here is the verifier's feedback") < text.rindex(
+            "<|assistant|>")
+        assert "Wrong answer: 0 of 2" in text and "<|user|>Here is the verifier's feedback" in text
+        assert o["extra_fields"]["anvil_statuses"] == ["pass"]  # judged as g1's ReLU task, not g3's softmax
+    # The re-issued entry left the buffer; a repair group is never added again.
+    assert second["stats"] == {"entries": 0, "added": 1, "reissued": 1, "pending_groups": 0, "dropped_groups": 0}
+
+
+@pytest.mark.parametrize("name,bdr", [("anvil_repair", 1), ("anvil_repair_eval", 0)])
+def test_the_example_agent_loop_file_makes_both_loops(service, tmp_path, name, bdr):
+    spec = {"loop": {"anvil_url": service, "backend": "cpu", "trials": 2, "retries": 0},
+            "loop_yaml": {"path": str(ROOT / "examples" / "rl" / "verl" / "agent_loop.yaml"), "name": name},
+            "ground_truth": RELU, "samples": [[answer("pass_kb.py")]]}
+    proc = in_verl(tmp_path, "verl_agent_loop.py", spec)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    (s0,) = json.loads(proc.stdout)["outputs"]
+    assert s0["extra_fields"]["anvil_statuses"] == ["pass"] and s0["reward_score"] == pytest.approx(1.2)
+    assert s0["extra_fields"]["anvil_bdr_repair"] == 0  # no uid here: BDR draws per group
+    text = (ROOT / "examples" / "rl" / "verl" / "agent_loop.yaml").read_text()
+    entry = text.split(f"- name: {name}\n")[1].split("- name:")[0]
+    assert ("bdr_reissue_prob" in entry) == bool(bdr)

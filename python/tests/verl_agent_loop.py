@@ -7,7 +7,8 @@ template, stands in for the actor's.
     python verl_agent_loop.py SPEC.json   ->  one JSON object on stdout
 
 SPEC: {"loop": {...the agent loop's config...}, "ground_truth": TASK (or "ground_truths": one per sample), "samples":
-[[answer turn 1, answer turn 2, ...], ...], "response_length": N}. The fake server answers sample K's turn T with
+[[answer turn 1, answer turn 2, ...], ...], "response_length": N}; with "loop_yaml": {"path", "name"}, the loop's
+config is that entry of an agent-loop file, "loop" overriding it. The fake server answers sample K's turn T with
 samples[K][T - 1]. With "index" (each sample's group) the outputs also go through anvil's estimator (anvil_grpo) and
 MirrorPop's filter as verl's trainer would apply them: "train_shift" {"K": x} moves sample K's training log-probs
 from the rollout's by x on every other token, and "delta" is MirrorPop's bound."""
@@ -60,11 +61,16 @@ def main():
                                                                  "response_length": spec.get("response_length", 16384)}},
                                "data": {}})
     server = FakeServer(tokenizer, spec["samples"])
+    loop_config = dict(spec["loop"])
+    if "loop_yaml" in spec:  # An entry of an agent-loop file, as verl reads it, under the spec's settings.
+        entry = next(e for e in OmegaConf.load(spec["loop_yaml"]["path"]) if e.name == spec["loop_yaml"]["name"])
+        entry = {k: v for k, v in OmegaConf.to_container(entry).items() if k not in ("name", "_target_")}
+        loop_config = {**entry, **loop_config}
 
     async def one(k):
         loop = AnvilRepairAgentLoop(trainer_config=DictConfigWrap(config), server_manager=server, tokenizer=tokenizer,
                                     processor=None, dataset_cls=RLHFDataset, data_config=DictConfigWrap(config.data),
-                                    **spec["loop"])
+                                    **loop_config)
         raw_prompt = [{"role": "system", "content": "You write kernels."},
                       {"role": "user", "content": f"[sample {k}] Make this model faster."}]
         truth = spec["ground_truths"][k] if "ground_truths" in spec else spec["ground_truth"]
