@@ -25,5 +25,6 @@ void RegisterGenerate(CLI::App& app, int& exit_code);
 void RegisterExport(CLI::App& app, int& exit_code);
 void RegisterServe(CLI::App& app, int& exit_code);
 void RegisterRl(CLI::App& app, int& exit_code);
+void RegisterReport(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

@@ -26,6 +26,7 @@
 #include "pipeline/verdict_log.h"
 #include "report/kernelbench_layout.h"
 #include "report/metrics.h"
+#include "report/metrics_json.h"
 #include "report/run_records.h"
 #include "runs/run_db.h"
 
@@ -56,15 +57,6 @@ struct VerdictLog {
   int other_backend = 0;  // Candidates logged only with another backend or policy: evaluated again.
   int infra_retried = 0;  // Candidates logged only as infra_error, with --retry-infra: evaluated again.
 };
-
-// "0" for 0, else one decimal at least: KernelBench's fast_0, fast_1.0, fast_0.5.
-std::string PLabel(double p) {
-  if (p == 0) return "0";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", p);
-  std::string s = buf;
-  return s.find('.') == std::string::npos ? s + ".0" : s;
-}
 
 double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
 
@@ -190,7 +182,7 @@ std::vector<std::string> MetricsHeader() {
   std::vector<std::string> header = {
       "level",         "problems",       "N", "Pass@1", "Pass@N", "Avg@N", "Faster eager", "Faster compile",
       "geomean eager", "geomean compile"};
-  for (double p : kTableFastP) header.push_back("fast_" + PLabel(p));
+  for (double p : kTableFastP) header.push_back("fast_" + FastPLabel(p));
   return header;
 }
 
@@ -275,47 +267,6 @@ void PrintTable(const RunMetrics& metrics, const std::string& run_dir, const Ker
   if (infra != all.by_status.end()) std::printf("note: --retry-infra evaluates infra_error verdicts again.\n");
 }
 
-json LevelJson(const LevelMetrics& m) {
-  json fast = json::object();
-  for (const auto& f : m.fast_p) fast[PLabel(f.p)] = f.fraction;
-  auto geomean = [](const SpeedupMean& s) { return s.samples > 0 ? json(s.geomean) : json(nullptr); };
-  json j = {{"level", m.whole_run ? json("all") : json(m.level)},
-            {"problems", m.problems},
-            {"problems_judged", m.problems_judged()},
-            {"unjudged_problems", m.unjudged_problems},
-            {"samples", m.samples},
-            {"unjudged", m.unjudged},
-            {"passed", m.passed},
-            {"n", m.samples_max},
-            {"samples_per_problem", {{"min", m.samples_min}, {"max", m.samples_max}}},
-            {"pass_at_k_pct", {{"1", m.pass_at_1}, {std::to_string(std::max(m.samples_max, 1)), m.pass_at_n}}},
-            {"avg_at_n_pct", m.avg_at_n},
-            {"mean_correctness_rate", m.mean_correctness},
-            {"faster_rate_pct", {{"eager", m.faster_eager}, {"compile", m.faster_compile}}},
-            {"geomean_speedup", {{"eager", geomean(m.speedup_eager)}, {"compile", geomean(m.speedup_compile)}}},
-            {"geomean_samples", {{"eager", m.speedup_eager.samples}, {"compile", m.speedup_compile.samples}}},
-            {"fast_p", fast},
-            {"sample0_missing", m.sample0_missing},
-            {"speedup_unknown", m.speedup_unknown},
-            {"statuses", m.by_status}};
-  return j;
-}
-
-// "degenerate_problems" and, when there are any, "without_degenerate": the
-// levels and overall metrics of the other problems (null otherwise).
-void AddDegenerateJson(const std::vector<SampleRecord>& records, const MetricsOptions& options, json& report) {
-  const std::vector<std::string> degenerate = DegenerateProblems(records);
-  report["degenerate_problems"] = degenerate;
-  if (degenerate.empty()) {
-    report["without_degenerate"] = nullptr;
-    return;
-  }
-  const RunMetrics rest = ComputeMetrics(WithoutDegenerate(records), options);
-  json levels = json::array();
-  for (const auto& l : rest.levels) levels.push_back(LevelJson(l));
-  report["without_degenerate"] = {{"levels", levels}, {"overall", LevelJson(rest.overall)}};
-}
-
 // The turns --turn names among a run's 1..turns: first, last, K or each.
 Result<std::vector<int>> TurnsToShow(const std::string& turn, int turns) {
   if (turn == "each") {
@@ -354,24 +305,20 @@ int RunDatabase(const KernelbenchArgs& a) {
     std::fprintf(stderr, "anvil kernelbench: %s\n", shown.message().c_str());
     return kExitUsage;
   }
+  if (a.json) {
+    auto report = RunMetricsJson(*db.value(), a.run_dir, shown.value(), a.faster_than);
+    if (!report.ok()) {
+      std::fprintf(stderr, "anvil kernelbench: %s: %s\n", a.run_dir.c_str(), report.message().c_str());
+      return kExitUsage;
+    }
+    std::printf("%s\n", report.value().dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    return kExitOk;
+  }
   MetricsOptions mo;
   mo.faster_than = a.faster_than;
-  json turns = json::array();
   for (int k : shown.value()) {
     const TurnRecords& t = by_turn.value()[k - 1];
     const RunMetrics metrics = ComputeMetrics(t.records, mo);
-    if (a.json) {
-      json levels = json::array();
-      for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
-      json turn = {{"turn", k},
-                   {"pending", t.pending},
-                   {"server_errors", t.server_errors},
-                   {"levels", levels},
-                   {"overall", LevelJson(metrics.overall)}};
-      AddDegenerateJson(t.records, mo, turn);
-      turns.push_back(std::move(turn));
-      continue;
-    }
     PrintMetrics(metrics, "Run " + a.run_dir + " (" + info.value().model + ", " + info.value().prompt_id + ", " +
                               info.value().backend + "), turn " + std::to_string(k) + " of " +
                               std::to_string(by_turn.value().size()));
@@ -386,21 +333,10 @@ int RunDatabase(const KernelbenchArgs& a) {
     }
     PrintDegenerate(t.records, mo);
   }
-  if (a.json) {
-    json report = {{"run", a.run_dir},
-                   {"model", info.value().model},
-                   {"prompt", info.value().prompt_id},
-                   {"backend", info.value().backend},
-                   {"samples", info.value().samples},
-                   {"faster_than", a.faster_than},
-                   {"turns", turns}};
-    std::printf("%s\n", report.dump(2, ' ', false, json::error_handler_t::replace).c_str());
-  } else {
-    std::printf(
-        "\nAt turn K a sample counts as its best attempt in turns 1..K. Faster: passed and speedup > %sx, share "
-        "of all samples. fast_p: sample 0 of each problem (KernelBench).\n",
-        Fixed(a.faster_than, 2).c_str());
-  }
+  std::printf(
+      "\nAt turn K a sample counts as its best attempt in turns 1..K. Faster: passed and speedup > %sx, share "
+      "of all samples. fast_p: sample 0 of each problem (KernelBench).\n",
+      Fixed(a.faster_than, 2).c_str());
   return kExitOk;
 }
 

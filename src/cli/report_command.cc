@@ -1,0 +1,69 @@
+// `anvil report RUN.db -o report.html`: a run as one self-contained HTML file
+// (docs/report.md). Exit 0 when written, 2 for bad usage or a database that
+// cannot be read, 1 when writing failed.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/files.h"
+#include "report/html_report.h"
+#include "runs/run_db.h"
+
+namespace anvil {
+namespace {
+
+struct ReportArgs {
+  std::string run;
+  std::string out = "report.html";
+  double faster_than = 1.1;
+};
+
+int Run(const ReportArgs& a) {
+  const char* me = "anvil report";
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.run, ec)) {
+    std::fprintf(stderr,
+                 "%s: %s is a folder; the report reads a run database (anvil generate --out RUN.db). For a "
+                 "KernelBench run folder, anvil kernelbench --run %s --json gives the table.\n",
+                 me, a.run.c_str(), a.run.c_str());
+    return kExitUsage;
+  }
+  auto db = RunDb::Open(a.run, /*create=*/false, /*read_only=*/true);
+  if (!db.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, db.message().c_str());
+    return kExitUsage;
+  }
+  ReportOptions options;
+  options.faster_than = a.faster_than;
+  auto data = RunReportData(*db.value(), a.run, options);
+  if (!data.ok()) {
+    std::fprintf(stderr, "%s: %s: %s\n", me, a.run.c_str(), data.message().c_str());
+    return kExitUsage;
+  }
+  const std::string page = ReportPage(data.value());
+  if (Status written = WriteFileAtomic(a.out, page); !written.ok()) {
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", me, a.out.c_str(), written.message().c_str());
+    return kExitFailure;
+  }
+  std::printf("%s: %zu sample(s) of %zu problem(s), %.1f KB; open it in a browser (it needs no network)\n",
+              a.out.c_str(), data.value()["samples"].size(), data.value()["tasks"].size(),
+              static_cast<double>(page.size()) / 1024.0);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterReport(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand("report", "Write a run as one HTML file: its tables and every candidate");
+  cmd->add_option("run", args->run, "The run database (anvil generate --out)")->required();
+  cmd->add_option("-o,--out", args->out, "The HTML file to write")->capture_default_str();
+  cmd->add_option("--faster-than", args->faster_than, "Faster Rate counts passing samples with speedup > this")
+      ->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace anvil

@@ -1,0 +1,121 @@
+#include "report/html_report.h"
+
+#include <map>
+
+#include "core/base64.h"
+#include "core/sha256.h"
+#include "gen/chat_json.h"
+#include "report/metrics_json.h"
+#include "report/report_page.h"
+
+namespace anvil {
+namespace {
+
+using nlohmann::json;
+
+std::string CspHash(std::string_view text) { return "'sha256-" + Base64(HexBytes(Sha256Hex(text))) + "'"; }
+
+void ReplaceAll(std::string& s, std::string_view from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+}
+
+json OptionalJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json OptionalJson(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+// The text the model answered for an attempt, or null when none was recorded.
+json AnswerText(RunDb& db, const AttemptRow& a) {
+  auto answered = db.LastAnswered(a.id);
+  if (!answered.ok() || !answered.value()) return nullptr;
+  auto response = ParseChatResponse(answered.value()->response);
+  const auto choice = static_cast<std::size_t>(answered.value()->choice);
+  if (!response.ok() || choice >= response.value().choices.size()) return answered.value()->response;
+  return response.value().choices[choice].content;
+}
+
+json AttemptJson(RunDb& db, const AttemptRow& a) {
+  json verdict = a.verdict_json ? json::parse(*a.verdict_json, nullptr, false) : json(nullptr);
+  if (verdict.is_discarded()) verdict = nullptr;
+  json feedback = nullptr, eager = nullptr, compile = nullptr;
+  if (verdict.is_object()) {
+    if (verdict.contains("feedback") && verdict["feedback"].is_string()) feedback = verdict["feedback"];
+    const json& perf = verdict.value("gates", json::object()).value("perf", json::object());
+    if (perf.is_object()) {
+      eager = perf.value("speedup_eager", json(nullptr));
+      compile = perf.value("speedup_compile", json(nullptr));
+    }
+  }
+  return {{"turn", a.turn},
+          {"state", AttemptStateName(a.state)},
+          {"outcome", OptionalJson(a.outcome)},
+          {"reward", OptionalJson(a.reward)},
+          {"cached", a.cached},
+          {"speedup_eager", eager},
+          {"speedup_compile", compile},
+          {"format", OptionalJson(a.format)},
+          {"code", OptionalJson(a.code)},
+          {"feedback", feedback},
+          {"response", AnswerText(db, a)},
+          {"verdict", verdict}};
+}
+
+}  // namespace
+
+Result<json> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options) {
+  auto metrics = RunMetricsJson(db, run_label, {}, options.faster_than);
+  if (!metrics.ok()) return metrics.status();
+  auto tasks = db.Tasks();
+  if (!tasks.ok()) return tasks.status();
+  auto attempts = db.Attempts();
+  if (!attempts.ok()) return attempts.status();
+  json task_list = json::array();
+  std::map<int64_t, std::size_t> task_index;
+  for (const TaskRow& t : tasks.value()) {
+    task_index[t.id] = task_list.size();
+    task_list.push_back({{"name", t.name},
+                         {"level", t.level},
+                         {"problem", t.problem ? json(*t.problem) : json(nullptr)},
+                         {"sha256", t.sha256}});
+  }
+  json samples = json::array();
+  std::map<int64_t, std::size_t> sample_index;
+  for (const AttemptRow& a : attempts.value()) {
+    auto [it, added] = sample_index.try_emplace(a.sample_id, samples.size());
+    if (added) {
+      samples.push_back({{"task", task_index.count(a.task_id) ? json(task_index[a.task_id]) : json(nullptr)},
+                         {"sample", a.sample},
+                         {"prime_echo", OptionalJson(a.prime_echo)},
+                         {"attempts", json::array()}});
+    }
+    samples[it->second]["attempts"].push_back(AttemptJson(db, a));
+  }
+  return json{{"anvil_report", 1}, {"metrics", metrics.value()}, {"tasks", task_list}, {"samples", samples}};
+}
+
+std::string ScriptSafeJson(const json& data) {
+  std::string text = data.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
+  // Outside strings JSON has none of these; inside one, \uXXXX reads the same.
+  ReplaceAll(text, "<", "\\u003c");
+  ReplaceAll(text, ">", "\\u003e");
+  ReplaceAll(text, "&", "\\u0026");
+  return text;
+}
+
+std::string ReportPage(const json& data) {
+  const std::string csp = "default-src 'none'; script-src " + CspHash(kReportPageJs) + "; style-src " +
+                          CspHash(kReportPageCss) + "; img-src data:; base-uri 'none'; form-action 'none'";
+  std::string page = kReportPageHtml;
+  // Each placeholder once, in the order of the page; the data last, so nothing it holds is read as one.
+  auto put = [&page](std::string_view key, const std::string& value) {
+    const std::size_t at = page.find(key);
+    if (at != std::string::npos) page.replace(at, key.size(), value);
+  };
+  put("@CSP@", csp);
+  put("@STYLE@", kReportPageCss);
+  put("@SCRIPT@", kReportPageJs);
+  put("@DATA@", ScriptSafeJson(data));
+  return page;
+}
+
+}  // namespace anvil

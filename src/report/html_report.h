@@ -1,0 +1,32 @@
+// `anvil report`: a run as one self-contained HTML page (docs/report.md). The
+// page draws itself from data embedded in it as JSON; its script and style
+// are allowed by hash in its Content-Security-Policy and nothing else may
+// load or run, and every text of the run reaches the page as text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/status.h"
+#include "runs/run_db.h"
+
+namespace anvil {
+
+struct ReportOptions {
+  double faster_than = 1.1;  // Faster Rate counts speedup > this (as anvil kernelbench --faster-than).
+};
+
+// What the page shows of a run database, as the JSON it embeds:
+// {"anvil_report": 1, "metrics": RunMetricsJson over every turn, "tasks":
+// [...], "samples": [{"task", "sample", "prime_echo", "attempts": [...]}]}.
+// Reads only. Error: the database's.
+Result<nlohmann::json> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options);
+
+// `data` as text safe inside a <script> element: JSON with every '<', '>',
+// '&', U+2028, U+2029 and other non-ASCII character written \uXXXX.
+std::string ScriptSafeJson(const nlohmann::json& data);
+
+// The page around `data`, with its Content-Security-Policy.
+std::string ReportPage(const nlohmann::json& data);
+
+}  // namespace anvil

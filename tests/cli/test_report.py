@@ -1,0 +1,134 @@
+"""`anvil report`: a run database as one HTML file, drawn in headless Chromium (Debian's `chromium`, installed by
+scripts/setup.sh). Its table is the one `anvil kernelbench --run RUN --json` gives; model and candidate text planted
+with `</script><img onerror=...>` and `<!--` shows as text and runs nothing, with the page's Content-Security-Policy
+and without it."""
+
+import html
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES, NO_KEYS, ModelServer, cache_dir, run_anvil
+
+RELU = EXAMPLES / "candidates" / "relu"
+PAYLOAD = "</script><img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\"><!-- <script>alert(1)</script>"
+
+
+def fenced(text):
+    return f"Here is my kernel.\n\n```python\n{text}```\n"
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser"):
+        if shutil.which(name):
+            return name
+    pytest.fail("chromium is missing: run scripts/setup.sh (it installs Debian's chromium)")
+
+
+def dom(page, fragment=""):
+    """The page's DOM after its scripts ran, as headless Chromium serializes it."""
+    proc = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    tasks = tmp / "tasks" / "level1"
+    tasks.mkdir(parents=True)
+    shutil.copy(EXAMPLES / "tasks" / "relu.py", tasks / "19_ReLU.py")
+    wrong = (RELU / "wrong_answer_kb.py").read_text() + f"\n# {PAYLOAD}\n"
+    server = ModelServer(tmp, [{"content": fenced((RELU / "pass_kb.py").read_text())},
+                               {"content": PAYLOAD + "\n" + fenced(wrong)},
+                               {"content": "No code from me. " + PAYLOAD},
+                               {"content": fenced((RELU / "pass_kb.py").read_text())},
+                               {"content": "Still no code. " + PAYLOAD}])
+    try:
+        out = tmp / "run.db"
+        proc = run_anvil("generate", "--endpoint", server.url, "--model", "test-model", "--tasks", str(tmp / "tasks"),
+                         "--out", str(out), "--no-perf", "--trials", "2", "--cache-dir", cache_dir(),
+                         "--concurrency", "1", "--samples", "3", "--turns", "2", env=NO_KEYS, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    finally:
+        server.stop()
+    page = tmp / "report.html"
+    proc = run_anvil("report", str(out), "-o", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "3 sample(s) of 1 problem(s)" in proc.stdout
+    return out, page
+
+
+def embedded(text):
+    match = re.search(r'<script type="application/json" id="anvil-data">(.*?)</script>', text, re.S)
+    assert match, "no anvil-data element"
+    return json.loads(match.group(1))
+
+
+def test_the_table_is_anvil_kernelbenchs(run):
+    out, page = run
+    data = embedded(page.read_text())
+    proc = run_anvil("kernelbench", "--run", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert data["metrics"] == json.loads(proc.stdout)
+    # Drawn: every cell of every turn's table holds the JSON's value.
+    shown = dom(page)
+    assert 'data-ready="1"' in shown  # the script ran, allowed by its hash
+    for turn in data["metrics"]["turns"]:
+        table = re.search(rf'<table class="metrics" data-turn="{turn["turn"]}">(.*?)</table>', shown, re.S).group(1)
+        cells = dict(re.findall(r'<tr class="all">.*?</tr>', table, re.S) and
+                     re.findall(r'data-key="([a-z_0-9.]+)" data-value="([^"]*)"',
+                                re.search(r'<tr class="all">(.*?)</tr>', table, re.S).group(1)))
+        overall = turn["overall"]
+        assert json.loads(html.unescape(cells["pass_at_1"])) == overall["pass_at_k_pct"]["1"]
+        assert json.loads(html.unescape(cells["pass_at_n"])) == overall["pass_at_k_pct"]["3"]
+        assert json.loads(html.unescape(cells["avg_at_n"])) == overall["avg_at_n_pct"]
+        assert json.loads(html.unescape(cells["samples"])) == 3
+    # By hand: turn 1 passes sample 0 of 3; turn 2 repairs sample 1 (its second answer passes), not sample 2.
+    assert [t["overall"]["passed"] for t in data["metrics"]["turns"]] == [1, 2]
+    assert data["metrics"]["turns"][0]["overall"]["pass_at_k_pct"]["1"] == pytest.approx(100 / 3)
+
+
+def test_planted_markup_stays_text_with_and_without_the_policy(run, tmp_path):
+    _, page = run
+    text = page.read_text()
+    assert PAYLOAD not in text and "<!--" not in text and "<img" not in text  # escaped in the data
+    assert "default-src 'none'" in text and "'unsafe-inline'" not in text
+    assert "innerHTML" not in text and "insertAdjacentHTML" not in text and "document.write" not in text
+    data = embedded(text)
+    sample = next(i for i, s in enumerate(data["samples"]) if s["sample"] == 1)
+    bare = tmp_path / "no_policy.html"
+    bare.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text))
+    assert "Content-Security-Policy" not in bare.read_text()
+    for p in (page, bare):
+        shown = dom(p, f"#c/{sample}/1")
+        assert 'data-ready="1"' in shown and not re.search(r"<body[^>]*data-pwned", shown)  # nothing ran
+        assert "<img" not in shown and "<!--" not in shown  # no element, no comment: text
+        answer = re.search(r'<pre class="text-answer">(.*?)</pre>', shown, re.S).group(1)
+        assert PAYLOAD in html.unescape(answer)
+        code = re.search(r'<pre class="text-code">(.*?)</pre>', shown, re.S).group(1)
+        assert PAYLOAD in html.unescape(code)
+
+
+def test_a_script_the_policy_does_not_name_does_not_run(run, tmp_path):
+    _, page = run
+    changed = tmp_path / "changed.html"
+    changed.write_text(page.read_text().replace('"use strict";', '"use strict"; ', 1))
+    assert 'data-ready="1"' not in dom(changed)  # its hash no longer matches
+
+
+def test_what_it_refuses(run, tmp_path):
+    notdb = tmp_path / "notes.txt"
+    notdb.write_text("hello")
+    proc = run_anvil("report", str(notdb), "-o", str(tmp_path / "r.html"))
+    assert proc.returncode == 2 and "not a run database" in proc.stderr and not (tmp_path / "r.html").exists()
+    proc = run_anvil("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert proc.returncode == 2 and "is a folder" in proc.stderr
+    out, _ = run
+    proc = run_anvil("report", str(out), "-o", str(tmp_path / "missing" / "r.html"))
+    assert proc.returncode == 1 and "cannot write" in proc.stderr
