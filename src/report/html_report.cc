@@ -34,7 +34,7 @@ json AnswerText(RunDb& db, const AttemptRow& a) {
   return response.value().choices[choice].content;
 }
 
-json AttemptJson(RunDb& db, const AttemptRow& a) {
+json AttemptJson(RunDb& db, const AttemptRow& a, const std::map<std::string, double>* stages) {
   json verdict = a.verdict_json ? json::parse(*a.verdict_json, nullptr, false) : json(nullptr);
   if (verdict.is_discarded()) verdict = nullptr;
   json feedback = nullptr, eager = nullptr, compile = nullptr;
@@ -57,6 +57,7 @@ json AttemptJson(RunDb& db, const AttemptRow& a) {
           {"code", OptionalJson(a.code)},
           {"feedback", feedback},
           {"response", AnswerText(db, a)},
+          {"stages", stages ? json(*stages) : json::object()},
           {"verdict", verdict}};
 }
 
@@ -69,6 +70,8 @@ Result<json> RunReportData(RunDb& db, const std::string& run_label, const Report
   if (!tasks.ok()) return tasks.status();
   auto attempts = db.Attempts();
   if (!attempts.ok()) return attempts.status();
+  auto stage_times = db.StageTimes();
+  if (!stage_times.ok()) return stage_times.status();
   json task_list = json::array();
   std::map<int64_t, std::size_t> task_index;
   for (const TaskRow& t : tasks.value()) {
@@ -88,7 +91,9 @@ Result<json> RunReportData(RunDb& db, const std::string& run_label, const Report
                          {"prime_echo", OptionalJson(a.prime_echo)},
                          {"attempts", json::array()}});
     }
-    samples[it->second]["attempts"].push_back(AttemptJson(db, a));
+    auto stages = stage_times.value().find(a.id);
+    samples[it->second]["attempts"].push_back(
+        AttemptJson(db, a, stages == stage_times.value().end() ? nullptr : &stages->second));
   }
   return json{{"anvil_report", 1}, {"metrics", metrics.value()}, {"tasks", task_list}, {"samples", samples}};
 }

@@ -382,6 +382,19 @@ Result<std::vector<std::optional<double>>> RunDb::TurnRewards(int64_t sample_id)
   }
 }
 
+Result<std::map<int64_t, std::map<std::string, double>>> RunDb::StageTimes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = db_->Prepare("SELECT attempt_id, stage, seconds FROM stage_time");
+  if (!s.ok()) return s.status();
+  std::map<int64_t, std::map<std::string, double>> times;
+  while (true) {
+    auto row = s.value().Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) return times;
+    times[s.value().Int(0)][s.value().Text(1)] = s.value().Real(2);
+  }
+}
+
 Status RunDb::RecordPrimeEcho(int64_t sample_id, std::optional<double> score) {
   std::lock_guard<std::mutex> lock(mu_);
   auto set = db_->Prepare("UPDATE sample SET prime_echo = ?2 WHERE id = ?1");

@@ -156,6 +156,8 @@ class RunDb {
   Result<int64_t> ReopenMachineFailures();
   // The rewards of the sample's done attempts, by turn (none: no reward).
   Result<std::vector<std::optional<double>>> TurnRewards(int64_t sample_id);
+  // Where each attempt's time went: attempt id -> stage -> seconds.
+  Result<std::map<int64_t, std::map<std::string, double>>> StageTimes();
   // Records the sample's PrimeEcho score (NULL for none).
   Status RecordPrimeEcho(int64_t sample_id, std::optional<double> score);
   // Moves the WAL's content into the database file (the run is done).

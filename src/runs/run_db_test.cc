@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "core/temp_dir_fixture.h"
@@ -136,6 +137,9 @@ TEST_F(RunDbTest, AnswersAndVerdictsLandWithTheirAttempt) {
   EXPECT_DOUBLE_EQ(attempts[0].reward.value(), 1.2);
   EXPECT_EQ(attempts[1].outcome, "no_code");
   EXPECT_DOUBLE_EQ(attempts[1].reward.value(), -1.0);
+  const auto times = db->StageTimes().value();
+  ASSERT_EQ(times.size(), 1u);
+  EXPECT_EQ(times.at(good), (std::map<std::string, double>{{"generate", 1.5}, {"compile", 0.25}}));
   // An answer for an attempt that does not exist rolls back whole: no request without its attempt.
   EXPECT_FALSE(db->RecordAnswer(9999, q, code).ok());
 }

@@ -7,6 +7,7 @@ import html
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -52,7 +53,7 @@ def run(tmp_path_factory):
     try:
         out = tmp / "run.db"
         proc = run_anvil("generate", "--endpoint", server.url, "--model", "test-model", "--tasks", str(tmp / "tasks"),
-                         "--out", str(out), "--no-perf", "--trials", "2", "--cache-dir", cache_dir(),
+                         "--out", str(out), "--trials", "2", "--cache-dir", cache_dir(),
                          "--concurrency", "1", "--samples", "3", "--turns", "2", env=NO_KEYS, timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]
     finally:
@@ -132,3 +133,45 @@ def test_what_it_refuses(run, tmp_path):
     out, _ = run
     proc = run_anvil("report", str(out), "-o", str(tmp_path / "missing" / "r.html"))
     assert proc.returncode == 1 and "cannot write" in proc.stderr
+
+
+def marks(shown, cls, tag="rect"):
+    """(data-series, data-group, value) of each mark of the plot of class `cls`."""
+    plot = re.search(rf'<svg class="plot {cls}"(.*?)</svg>', shown, re.S)
+    assert plot, f"no plot {cls}"
+    return [(html.unescape(a), html.unescape(b), json.loads(html.unescape(c))) for a, b, c in
+            re.findall(rf'<{tag} [^>]*data-series="([^"]*)" data-group="([^"]*)" data-value="([^"]*)"', plot.group(1))]
+
+
+def test_the_plots_and_the_grid_say_what_the_run_holds(run):
+    out, page = run
+    data = embedded(page.read_text())
+    shown = dom(page)
+    # Pass rate by turn: the table's Avg@N of each turn.
+    bars = marks(shown, "plot-pass-by-turn")
+    assert [(g, v) for s, g, v in bars if s == "all"] == [
+        (f"turn {t['turn']}", t["overall"]["avg_at_n_pct"]) for t in data["metrics"]["turns"]]
+    # Each turn's attempts by outcome, as the database counts them.
+    db = sqlite3.connect(out)
+    counts = {(f"turn {t}", o): c for t, o, c in db.execute(
+        "SELECT turn, coalesce(outcome, state), count(*) FROM attempt GROUP BY 1, 2")}
+    assert {(g, s): v for s, g, v in marks(shown, "plot-outcomes") if v} == counts
+    assert counts == {("turn 1", "pass"): 1, ("turn 1", "wrong_answer"): 1, ("turn 1", "no_code"): 1,
+                      ("turn 2", "pass"): 1, ("turn 2", "no_code"): 1}
+    # Speedups of the passing samples' best attempts, binned: as many as passed with a speedup.
+    passed = db.execute("SELECT count(DISTINCT sample_id) FROM attempt WHERE outcome = 'pass'").fetchone()[0]
+    for key in ("eager", "compile"):
+        assert sum(v for _, _, v in marks(shown, f"plot-speedup-{key}")) == passed == 2
+    # Time per stage: the sums of the database's stage times.
+    stages = dict(db.execute("SELECT stage, sum(seconds) FROM stage_time GROUP BY stage"))
+    drawn = {k: float(v) for k, v in re.findall(r'data-stage="([a-z_]+)" data-value="([^"]+)"', shown)}
+    assert drawn.keys() == stages.keys() and {"generate", "judge"} <= drawn.keys()
+    assert all(abs(drawn[k] - stages[k]) < 1e-9 for k in stages)
+    # The grid: one cell per sample, its last outcome, a link to its last attempt.
+    grid = re.search(r'<table class="grid">(.*?)</table>', shown, re.S).group(1)
+    cells = re.findall(r'<a href="#c/(\d+)/(\d+)" class="status [^"]*" data-outcome="([a-z_]+)"', grid)
+    last = {s: (t, o) for s, t, o in db.execute(
+        "SELECT sample.idx, attempt.turn, attempt.outcome FROM attempt JOIN sample ON sample.id = attempt.sample_id "
+        "ORDER BY attempt.turn")}
+    assert sorted((data["samples"][int(i)]["sample"], int(t), o) for i, t, o in cells) == sorted(
+        (s, t, o) for s, (t, o) in last.items())
