@@ -10,7 +10,7 @@ log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 packages=(build-essential cmake ninja-build g++ python3 python3-venv python3-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev clang-format
-          libcurl4-openssl-dev libsqlite3-dev chromium)
+          libcurl4-openssl-dev libsqlite3-dev zlib1g-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

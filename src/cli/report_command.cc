@@ -43,14 +43,18 @@ int Run(const ReportArgs& a) {
     std::fprintf(stderr, "%s: %s: %s\n", me, a.run.c_str(), data.message().c_str());
     return kExitUsage;
   }
-  const std::string page = ReportPage(data.value());
-  if (Status written = WriteFileAtomic(a.out, page); !written.ok()) {
+  auto page = ReportPage(data.value());
+  if (!page.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, page.message().c_str());
+    return kExitFailure;
+  }
+  if (Status written = WriteFileAtomic(a.out, page.value()); !written.ok()) {
     std::fprintf(stderr, "%s: cannot write %s: %s\n", me, a.out.c_str(), written.message().c_str());
     return kExitFailure;
   }
   std::printf("%s: %zu sample(s) of %zu problem(s), %.1f KB; open it in a browser (it needs no network)\n",
-              a.out.c_str(), data.value()["samples"].size(), data.value()["tasks"].size(),
-              static_cast<double>(page.size()) / 1024.0);
+              a.out.c_str(), data.value().data["samples"].size(), data.value().data["tasks"].size(),
+              static_cast<double>(page.value().size()) / 1024.0);
   return kExitOk;
 }
 

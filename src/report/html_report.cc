@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/base64.h"
+#include "core/gzip.h"
 #include "core/sha256.h"
 #include "gen/chat_json.h"
 #include "report/metrics_json.h"
@@ -34,12 +35,10 @@ json AnswerText(RunDb& db, const AttemptRow& a) {
   return response.value().choices[choice].content;
 }
 
-json AttemptJson(RunDb& db, const AttemptRow& a, const std::map<std::string, double>* stages) {
-  json verdict = a.verdict_json ? json::parse(*a.verdict_json, nullptr, false) : json(nullptr);
-  if (verdict.is_discarded()) verdict = nullptr;
-  json feedback = nullptr, eager = nullptr, compile = nullptr;
+// An attempt's numbers, drawn at load.
+json AttemptJson(const AttemptRow& a, const json& verdict) {
+  json eager = nullptr, compile = nullptr;
   if (verdict.is_object()) {
-    if (verdict.contains("feedback") && verdict["feedback"].is_string()) feedback = verdict["feedback"];
     const json& perf = verdict.value("gates", json::object()).value("perf", json::object());
     if (perf.is_object()) {
       eager = perf.value("speedup_eager", json(nullptr));
@@ -52,8 +51,16 @@ json AttemptJson(RunDb& db, const AttemptRow& a, const std::map<std::string, dou
           {"reward", OptionalJson(a.reward)},
           {"cached", a.cached},
           {"speedup_eager", eager},
-          {"speedup_compile", compile},
-          {"format", OptionalJson(a.format)},
+          {"speedup_compile", compile}};
+}
+
+// An attempt's texts, read when its page opens.
+json AttemptText(RunDb& db, const AttemptRow& a, const json& verdict, const std::map<std::string, double>* stages) {
+  json feedback = nullptr;
+  if (verdict.is_object() && verdict.contains("feedback") && verdict["feedback"].is_string()) {
+    feedback = verdict["feedback"];
+  }
+  return {{"format", OptionalJson(a.format)},
           {"code", OptionalJson(a.code)},
           {"feedback", feedback},
           {"response", AnswerText(db, a)},
@@ -63,7 +70,7 @@ json AttemptJson(RunDb& db, const AttemptRow& a, const std::map<std::string, dou
 
 }  // namespace
 
-Result<json> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options) {
+Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options) {
   auto metrics = RunMetricsJson(db, run_label, {}, options.faster_than);
   if (!metrics.ok()) return metrics.status();
   auto tasks = db.Tasks();
@@ -72,6 +79,7 @@ Result<json> RunReportData(RunDb& db, const std::string& run_label, const Report
   if (!attempts.ok()) return attempts.status();
   auto stage_times = db.StageTimes();
   if (!stage_times.ok()) return stage_times.status();
+  ReportData report;
   json task_list = json::array();
   std::map<int64_t, std::size_t> task_index;
   for (const TaskRow& t : tasks.value()) {
@@ -81,21 +89,38 @@ Result<json> RunReportData(RunDb& db, const std::string& run_label, const Report
                          {"problem", t.problem ? json(*t.problem) : json(nullptr)},
                          {"sha256", t.sha256}});
   }
+  report.texts.assign(task_list.size() + 1, json::array());  // The last: attempts of no known task.
   json samples = json::array();
   std::map<int64_t, std::size_t> sample_index;
+  std::map<std::string, double> stage_seconds;
   for (const AttemptRow& a : attempts.value()) {
+    const auto known = task_index.find(a.task_id);
     auto [it, added] = sample_index.try_emplace(a.sample_id, samples.size());
     if (added) {
-      samples.push_back({{"task", task_index.count(a.task_id) ? json(task_index[a.task_id]) : json(nullptr)},
+      samples.push_back({{"task", known != task_index.end() ? json(known->second) : json(nullptr)},
                          {"sample", a.sample},
                          {"prime_echo", OptionalJson(a.prime_echo)},
                          {"attempts", json::array()}});
     }
-    auto stages = stage_times.value().find(a.id);
-    samples[it->second]["attempts"].push_back(
-        AttemptJson(db, a, stages == stage_times.value().end() ? nullptr : &stages->second));
+    json verdict = a.verdict_json ? json::parse(*a.verdict_json, nullptr, false) : json(nullptr);
+    if (verdict.is_discarded()) verdict = nullptr;
+    const auto stages = stage_times.value().find(a.id);
+    const bool timed = stages != stage_times.value().end();
+    if (timed) {
+      for (const auto& [stage, seconds] : stages->second) stage_seconds[stage] += seconds;
+    }
+    const std::size_t chunk = known != task_index.end() ? known->second : task_list.size();
+    json attempt = AttemptJson(a, verdict);
+    attempt["text"] = {chunk, report.texts[chunk].size()};
+    report.texts[chunk].push_back(AttemptText(db, a, verdict, timed ? &stages->second : nullptr));
+    samples[it->second]["attempts"].push_back(std::move(attempt));
   }
-  return json{{"anvil_report", 1}, {"metrics", metrics.value()}, {"tasks", task_list}, {"samples", samples}};
+  report.data = {{"anvil_report", 1},
+                 {"metrics", metrics.value()},
+                 {"tasks", task_list},
+                 {"stage_seconds", stage_seconds},
+                 {"samples", samples}};
+  return report;
 }
 
 std::string ScriptSafeJson(const json& data) {
@@ -107,9 +132,18 @@ std::string ScriptSafeJson(const json& data) {
   return text;
 }
 
-std::string ReportPage(const json& data) {
+Result<std::string> ReportPage(const ReportData& report) {
   const std::string csp = "default-src 'none'; script-src " + CspHash(kReportPageJs) + "; style-src " +
                           CspHash(kReportPageCss) + "; img-src data:; base-uri 'none'; form-action 'none'";
+  // Each text chunk compressed, in an element of its own that nothing runs: base64 has no character that
+  // could end it.
+  std::string chunks;
+  for (std::size_t k = 0; k < report.texts.size(); ++k) {
+    auto gz = Gzip(report.texts[k].dump(-1, ' ', false, json::error_handler_t::replace));
+    if (!gz.ok()) return gz.status();
+    chunks += "<script type=\"application/x-anvil-gzip-base64\" id=\"anvil-text-" + std::to_string(k) + "\">" +
+              Base64(gz.value()) + "</script>\n";
+  }
   std::string page = kReportPageHtml;
   // Each placeholder once, in the order of the page; the data last, so nothing it holds is read as one.
   auto put = [&page](std::string_view key, const std::string& value) {
@@ -119,7 +153,8 @@ std::string ReportPage(const json& data) {
   put("@CSP@", csp);
   put("@STYLE@", kReportPageCss);
   put("@SCRIPT@", kReportPageJs);
-  put("@DATA@", ScriptSafeJson(data));
+  put("@TEXTS@", chunks);
+  put("@DATA@", ScriptSafeJson(report.data));
   return page;
 }
 

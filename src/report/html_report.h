@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "runs/run_db.h"
@@ -16,17 +17,27 @@ struct ReportOptions {
   double faster_than = 1.1;  // Faster Rate counts speedup > this (as anvil kernelbench --faster-than).
 };
 
-// What the page shows of a run database, as the JSON it embeds:
+// What the page shows of a run database. `data` is drawn at load:
 // {"anvil_report": 1, "metrics": RunMetricsJson over every turn, "tasks":
-// [...], "samples": [{"task", "sample", "prime_echo", "attempts": [...]}]}.
+// [...], "stage_seconds": {stage: seconds over every attempt}, "samples":
+// [{"task", "sample", "prime_echo", "attempts": [{"turn", "state", "outcome",
+// "reward", "cached", "speedup_eager", "speedup_compile", "text": [CHUNK,
+// INDEX]}]}]}. The attempts' texts (code, feedback, the model's answer, the
+// verdict, stage times) are in `texts`, one JSON array per task: the page
+// embeds each gzip-compressed and reads it when one of its candidates opens.
+struct ReportData {
+  nlohmann::json data;
+  std::vector<nlohmann::json> texts;
+};
+
 // Reads only. Error: the database's.
-Result<nlohmann::json> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options);
+Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options);
 
 // `data` as text safe inside a <script> element: JSON with every '<', '>',
 // '&', U+2028, U+2029 and other non-ASCII character written \uXXXX.
 std::string ScriptSafeJson(const nlohmann::json& data);
 
-// The page around `data`, with its Content-Security-Policy.
-std::string ReportPage(const nlohmann::json& data);
+// The page around `report`, with its Content-Security-Policy. Error: zlib's.
+Result<std::string> ReportPage(const ReportData& report);
 
 }  // namespace anvil

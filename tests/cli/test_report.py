@@ -3,6 +3,8 @@ scripts/setup.sh). Its table is the one `anvil kernelbench --run RUN --json` giv
 with `</script><img onerror=...>` and `<!--` shows as text and runs nothing, with the page's Content-Security-Policy
 and without it."""
 
+import base64
+import gzip
 import html
 import json
 import re
@@ -71,6 +73,31 @@ def embedded(text):
     return json.loads(match.group(1))
 
 
+def texts(text, chunk):
+    match = re.search(rf'<script type="application/x-anvil-gzip-base64" id="anvil-text-{chunk}">([A-Za-z0-9+/=]*)'
+                      r"</script>", text)
+    assert match, f"no text chunk {chunk}"
+    return json.loads(gzip.decompress(base64.b64decode(match.group(1))))
+
+
+def test_the_texts_are_embedded_compressed_and_drawn_on_demand(run):
+    out, page = run
+    text = page.read_text()
+    data = embedded(text)
+    attempts = [a for s in data["samples"] for a in s["attempts"]]
+    assert len(attempts) == 5 and all("code" not in a and "response" not in a for a in attempts)
+    sqlite = sqlite3.connect(out)
+    for s in data["samples"]:
+        for a in s["attempts"]:
+            t = texts(text, a["text"][0])[a["text"][1]]
+            code, verdict = sqlite.execute(
+                "SELECT attempt.code, attempt.verdict_json FROM attempt JOIN sample ON sample.id = attempt.sample_id "
+                "WHERE sample.idx = ? AND attempt.turn = ?", (s["sample"], a["turn"])).fetchone()
+            assert t["code"] == code and t["verdict"] == (json.loads(verdict) if verdict else None)
+    assert "Here is my kernel." not in text  # no answer is in the page as it is
+    assert re.search(r'<html lang="en" data-ready="1" data-load-ms="\d+"', dom(page))
+
+
 def test_the_table_is_anvil_kernelbenchs(run):
     out, page = run
     data = embedded(page.read_text())
@@ -108,6 +135,7 @@ def test_planted_markup_stays_text_with_and_without_the_policy(run, tmp_path):
     assert "Content-Security-Policy" not in bare.read_text()
     for p in (page, bare):
         shown = dom(p, f"#c/{sample}/1")
+        assert f'data-shown="c/{sample}/1"' in shown  # the candidate's page, drawn from its compressed texts
         assert 'data-ready="1"' in shown and not re.search(r"<body[^>]*data-pwned", shown)  # nothing ran
         assert "<img" not in shown and "<!--" not in shown  # no element, no comment: text
         answer = re.search(r'<pre class="text-answer">(.*?)</pre>', shown, re.S).group(1)

@@ -73,23 +73,52 @@
       "problem, correct and faster than eager by p (KernelBench)." }));
   }
 
+  const SHOWN_AT_FIRST = 500;  // rows of the sample list drawn at load; the rest on asking
+
+  function sampleRow(s, si) {
+    const task = data.tasks[s.task] || { name: "?", level: 0 };
+    const last = s.attempts[s.attempts.length - 1];
+    const turns = el("td", { class: "name" }, s.attempts.map((a) =>
+      el("a", { href: "#c/" + si + "/" + a.turn, title: "turn " + a.turn }, [statusChip(a.outcome || a.state)])));
+    return el("tr", {}, [
+      el("td", { class: "name", text: (task.level ? "L" + task.level + " " : "") + task.name }),
+      el("td", { text: String(s.sample) }), turns,
+      el("td", { text: last ? fixed(last.reward, 3) : "–" }),
+      el("td", { text: last ? fixed(last.speedup_eager, 2) : "–" }),
+      el("td", { text: fixed(s.prime_echo, 3) })]);
+  }
+
   function samples() {
     const section = document.getElementById("samples");
     const table = el("table", { class: "samples" }, [el("tr", {}, ["problem", "sample", "turns", "reward",
       "speedup eager", "PrimeEcho"].map((h, i) => el("th", { class: i === 0 || i === 2 ? "name" : "", text: h })))]);
-    data.samples.forEach((s, si) => {
-      const task = data.tasks[s.task];
-      const last = s.attempts[s.attempts.length - 1];
-      const turns = el("td", { class: "name" }, s.attempts.map((a) =>
-        el("a", { href: "#c/" + si + "/" + a.turn, title: "turn " + a.turn }, [statusChip(a.outcome || a.state)])));
-      table.appendChild(el("tr", {}, [
-        el("td", { class: "name", text: (task.level ? "L" + task.level + " " : "") + task.name }),
-        el("td", { text: String(s.sample) }), turns,
-        el("td", { text: last ? fixed(last.reward, 3) : "–" }),
-        el("td", { text: last ? fixed(last.speedup_eager, 2) : "–" }),
-        el("td", { text: fixed(s.prime_echo, 3) })]));
-    });
+    const first = Math.min(data.samples.length, SHOWN_AT_FIRST);
+    for (let si = 0; si < first; si++) table.appendChild(sampleRow(data.samples[si], si));
     section.appendChild(table);
+    if (first < data.samples.length) {
+      const more = el("button", { type: "button", text: "Show all " + data.samples.length + " samples" });
+      more.addEventListener("click", () => {
+        const rows = document.createDocumentFragment();
+        for (let si = first; si < data.samples.length; si++) rows.appendChild(sampleRow(data.samples[si], si));
+        table.appendChild(rows);
+        more.remove();
+      });
+      section.appendChild(more);
+    }
+  }
+
+  // The attempts' texts, one gzip'd chunk per task, read when a candidate of the task opens.
+  const chunks = new Map();
+  function texts(k) {
+    if (!chunks.has(k)) {
+      const b64 = document.getElementById("anvil-text-" + k).textContent;
+      const raw = atob(b64);
+      const bytes = new Uint8Array(raw.length);
+      for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      chunks.set(k, new Response(stream).text().then(JSON.parse));
+    }
+    return chunks.get(k);
   }
 
   // Plots: SVG elements made here, each mark carrying its number in data-value.
@@ -201,8 +230,7 @@
 
     // Where the time went, summed over every attempt: the loop's stages (the model's queue and generate, the
     // verifier's judge), then the verdict's own stages within judge.
-    const stages = {};
-    for (const s of data.samples) for (const a of s.attempts) for (const [k, v] of Object.entries(a.stages || {})) stages[k] = (stages[k] || 0) + v;
+    const stages = data.stage_seconds;
     const LOOP = ["queue", "generate", "judge"];
     const loop = LOOP.filter((k) => k in stages);
     const inner = Object.keys(stages).filter((k) => !LOOP.includes(k)).sort((a, b) => stages[b] - stages[a]);
@@ -262,26 +290,31 @@
   }
 
   // A candidate's page, from the link's hash: #c/SAMPLE/TURN.
-  function candidate() {
+  async function candidate() {
     const view = document.getElementById("candidate");
-    const match = /^#c\/(\d+)\/(\d+)$/.exec(location.hash);
+    const hash = location.hash;
+    const match = /^#c\/(\d+)\/(\d+)$/.exec(hash);
     const s = match ? data.samples[Number(match[1])] : null;
     const a = s ? s.attempts.find((x) => x.turn === Number(match[2])) : null;
     view.replaceChildren();
     view.hidden = !a;
+    view.removeAttribute("data-shown");
     if (!a) return;
-    const task = data.tasks[s.task];
+    const t = (await texts(a.text[0]))[a.text[1]];
+    if (location.hash !== hash) return;  // another candidate was asked for meanwhile
+    const task = data.tasks[s.task] || { name: "?" };
     view.appendChild(el("h2", { text: task.name + " · sample " + s.sample + " · turn " + a.turn }));
     view.appendChild(el("p", {}, [statusChip(a.outcome || a.state), el("span", { text: " reward " +
       fixed(a.reward, 3) + " · speedup eager " + fixed(a.speedup_eager, 2) + " · compile " +
       fixed(a.speedup_compile, 2) + (a.cached ? " · from the verdict cache" : "") })]));
-    const parts = [["Feedback", a.feedback], ["Code", a.code], ["The model's answer", a.response],
-      ["Verdict", a.verdict === null ? null : JSON.stringify(a.verdict, null, 2)]];
+    const parts = [["Feedback", t.feedback], ["Code", t.code], ["The model's answer", t.response],
+      ["Verdict", t.verdict === null ? null : JSON.stringify(t.verdict, null, 2)]];
     for (const [title, text] of parts) {
       if (text === null || text === undefined) continue;
       view.appendChild(el("h3", { text: title }));
       view.appendChild(el("pre", { class: "text-" + title.split(" ").pop().toLowerCase(), text: text }));
     }
+    view.setAttribute("data-shown", hash.slice(1));
     view.scrollIntoView();
   }
 
@@ -293,4 +326,7 @@
   candidate();
   window.addEventListener("hashchange", candidate);
   document.documentElement.setAttribute("data-ready", "1");
+  // How long the page took to reach its load event, for the scale benchmark (bench/scripts/report_scale.py).
+  window.addEventListener("load", () =>
+    document.documentElement.setAttribute("data-load-ms", String(Math.round(performance.now()))));
 })();
