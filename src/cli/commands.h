@@ -26,5 +26,6 @@ void RegisterExport(CLI::App& app, int& exit_code);
 void RegisterServe(CLI::App& app, int& exit_code);
 void RegisterRl(CLI::App& app, int& exit_code);
 void RegisterReport(CLI::App& app, int& exit_code);
+void RegisterCompare(CLI::App& app, int& exit_code);
 
 }  // namespace anvil

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   anvil::RegisterServe(app, exit_code);
   anvil::RegisterRl(app, exit_code);
   anvil::RegisterReport(app, exit_code);
+  anvil::RegisterCompare(app, exit_code);
   // What killed anvil processes left in /tmp and /dev/shm (a run's trial data).
   if (const anvil::SweptFolders swept = anvil::SweepLeftFolders(); swept.folders > 0) {
     std::fprintf(stderr, "anvil: removed %d folder(s) (%.1f MB) that killed anvil processes had left behind\n",

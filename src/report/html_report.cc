@@ -132,9 +132,28 @@ std::string ScriptSafeJson(const json& data) {
   return text;
 }
 
-Result<std::string> ReportPage(const ReportData& report) {
-  const std::string csp = "default-src 'none'; script-src " + CspHash(kReportPageJs) + "; style-src " +
+namespace {
+
+// A page template filled: its policy (its one script and the style by hash), style, script, text chunks and data.
+std::string Page(std::string page, const std::string& script, const std::string& chunks, const json& data) {
+  const std::string csp = "default-src 'none'; script-src " + CspHash(script) + "; style-src " +
                           CspHash(kReportPageCss) + "; img-src data:; base-uri 'none'; form-action 'none'";
+  // Each placeholder once, in the order of the page; the data last, so nothing it holds is read as one.
+  auto put = [&page](std::string_view key, const std::string& value) {
+    const std::size_t at = page.find(key);
+    if (at != std::string::npos) page.replace(at, key.size(), value);
+  };
+  put("@CSP@", csp);
+  put("@STYLE@", kReportPageCss);
+  put("@SCRIPT@", script);
+  put("@TEXTS@", chunks);
+  put("@DATA@", ScriptSafeJson(data));
+  return page;
+}
+
+}  // namespace
+
+Result<std::string> ReportPage(const ReportData& report) {
   // Each text chunk compressed, in an element of its own that nothing runs: base64 has no character that
   // could end it.
   std::string chunks;
@@ -144,18 +163,9 @@ Result<std::string> ReportPage(const ReportData& report) {
     chunks += "<script type=\"application/x-anvil-gzip-base64\" id=\"anvil-text-" + std::to_string(k) + "\">" +
               Base64(gz.value()) + "</script>\n";
   }
-  std::string page = kReportPageHtml;
-  // Each placeholder once, in the order of the page; the data last, so nothing it holds is read as one.
-  auto put = [&page](std::string_view key, const std::string& value) {
-    const std::size_t at = page.find(key);
-    if (at != std::string::npos) page.replace(at, key.size(), value);
-  };
-  put("@CSP@", csp);
-  put("@STYLE@", kReportPageCss);
-  put("@SCRIPT@", kReportPageJs);
-  put("@TEXTS@", chunks);
-  put("@DATA@", ScriptSafeJson(report.data));
-  return page;
+  return Page(kReportPageHtml, kReportPageJs, chunks, report.data);
 }
+
+std::string ComparePage(const json& comparison) { return Page(kComparePageHtml, kComparePageJs, "", comparison); }
 
 }  // namespace anvil

@@ -40,4 +40,7 @@ std::string ScriptSafeJson(const nlohmann::json& data);
 // The page around `report`, with its Content-Security-Policy. Error: zlib's.
 Result<std::string> ReportPage(const ReportData& report);
 
+// The comparison of two runs (report/run_compare.h's JSON) as a page of its own, under the same policy.
+std::string ComparePage(const nlohmann::json& comparison);
+
 }  // namespace anvil
