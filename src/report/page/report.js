@@ -224,9 +224,9 @@
       for (const s of data.samples) for (const a of s.attempts) if (a.turn === t.turn) c[a.outcome || a.state] = (c[a.outcome || a.state] || 0) + 1;
       return c;
     });
-    const attempts = Math.max(1, ...byTurn.map((c) => Object.values(c).reduce((x, y) => x + y, 0)));
+    const most = Math.max(1, ...byTurn.flatMap((c) => Object.values(c)));
     section.appendChild(barChart("plot-outcomes", "Outcome of each turn's attempts", turns,
-      outcomes.map((o) => ({ name: o, color: statusColor(o), values: byTurn.map((c) => c[o] || 0) })), attempts, ""));
+      outcomes.map((o) => ({ name: o, color: statusColor(o), values: byTurn.map((c) => c[o] || 0) })), most, ""));
 
     // Where the time went, summed over every attempt: the loop's stages (the model's queue and generate, the
     // verifier's judge), then the verdict's own stages within judge.
