@@ -2,7 +2,7 @@
 at small sizes (bench/scripts/shrink_kernelbench.py, made at run time from ../shared/kernelbench), against the
 scripted OpenAI-protocol server of the tests (tests/support/openai_server.py).
 
-Every problem gets two samples. Where the red-team sweep has an honest kernel for the problem (bench/redteam_sweep/
+Every problem gets two samples. Where the red-team sweep has an honest kernel for the problem (tests/redteam/sweep/
 legit/), one sample answers it on turn 1 and the other answers a kernel that does not build, then the honest one when
 the feedback comes (turn 2). Every other problem is scripted through the other outcomes, a different pair per
 problem and turn: wrong answers, kernels that throw, hang or do not build, PyTorch instead of a kernel, answers with
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 from anvil_runs import open_run  # noqa: E402
 
 SHRINK = ROOT / "bench" / "scripts" / "shrink_kernelbench.py"
-SWEEP = ROOT / "bench" / "redteam_sweep"
+SWEEP = ROOT / "tests" / "redteam" / "sweep"
 GENERIC = ROOT / "bench" / "model_loop"
 # Honest kernels the sweep's README lists as judged otherwise on purpose (docs/rules.md).
 NOT_PASS = ("kb_fire_module_fpad", "kb_fire_module_torch_cat", "kb_hinge_std_thread_join",

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = ROOT / "bench" / "redteam_sweep"
+SWEEP = ROOT / "tests" / "redteam" / "sweep"
 VERL = ROOT / ".venv-verl" / "bin" / "python"
 EX = ROOT / "examples" / "candidates"
 BONUSES = (0.2, 0.1)

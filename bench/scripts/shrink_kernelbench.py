@@ -1,6 +1,6 @@
 """KernelBench problems at small sizes, for runs on the CPU machine: each problem's own file with its size lines
 replaced, made at run time from ../shared/kernelbench (never copied). The replacements are data, derived once by this
-script and kept in bench/kernelbench_small.json, like bench/redteam_sweep/tasks.json (whose hand-made sizes come
+script and kept in bench/kernelbench_small.json, like tests/redteam/sweep/tasks.json (whose hand-made sizes come
 first: the red-team sweep's honest kernels were written for them).
 
     python3 bench/scripts/shrink_kernelbench.py derive [--kernelbench ROOT] [--out bench/kernelbench_small.json]
@@ -26,7 +26,7 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP_TASKS = ROOT / "bench" / "redteam_sweep" / "tasks.json"
+SWEEP_TASKS = ROOT / "tests" / "redteam" / "sweep" / "tasks.json"
 DEFAULT_OUT = ROOT / "bench" / "kernelbench_small.json"
 LIMIT_ELEMENTS = 1 << 20
 LIMIT_SECONDS = 2.0

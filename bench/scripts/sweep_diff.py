@@ -1,4 +1,4 @@
-"""Two red-team sweep tables side by side (bench/redteam_sweep/run.py --out), e.g. one policy against another:
+"""Two red-team sweep tables side by side (tests/redteam/sweep/run.py --out), e.g. one policy against another:
 the candidates whose verdict differs, with each side's cheat rules.
 
     python3 bench/scripts/sweep_diff.py A.md B.md [--a-section "## Default"] [--names musacoder kernelbench]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[2]
 FOLDERS = {"cpu": ("py", "native", "legit"), "cuda": ("gpu",)}
 
 
