@@ -28,6 +28,7 @@
 #include "report/metrics.h"
 #include "report/metrics_json.h"
 #include "report/run_records.h"
+#include "report/verdict_records.h"
 #include "runs/run_db.h"
 
 namespace anvil {
@@ -58,36 +59,6 @@ struct VerdictLog {
   int infra_retried = 0;  // Candidates logged only as infra_error, with --retry-infra: evaluated again.
 };
 
-double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
-
-// The record of one verdict JSON line, keyed by its candidate's file name;
-// nullopt when the line is not a verdict of a KernelBench-named candidate.
-std::optional<std::pair<std::string, SampleRecord>> RecordFromLine(const json& j, std::string& backend) {
-  if (!j.is_object() || !j.contains("status") || !j["status"].is_string()) return std::nullopt;
-  const json& cand = j.value("candidate", json::object());
-  if (!cand.is_object() || !cand.contains("path") || !cand["path"].is_string()) return std::nullopt;
-  std::string name = fs::path(cand["path"].get<std::string>()).filename().string();
-  auto id = ParseSampleFileName(name);
-  if (!id) return std::nullopt;
-  SampleRecord r;
-  r.level = id->level;
-  r.problem = id->problem;
-  r.sample = id->sample;
-  r.status = j["status"].get<std::string>();
-  r.correctness_rate = NumberOr(j.value("correctness_rate", json()), 0.0);
-  const json& gates = j.value("gates", json::object());
-  const json& perf = gates.is_object() ? gates.value("perf", json::object()) : json::object();
-  if (perf.is_object()) {
-    r.speedup_eager = NumberOr(perf.value("speedup_eager", json()), 0.0);
-    r.speedup_compile = NumberOr(perf.value("speedup_compile", json()), 0.0);
-  }
-  const auto degenerate = j.find("task_degenerate");
-  r.degenerate = degenerate != j.end() && degenerate->is_boolean() && degenerate->get<bool>();
-  const json& b = j.value("backend", json::object());
-  backend = b.is_object() && b.contains("name") && b["name"].is_string() ? b["name"].get<std::string>() : "";
-  return std::make_pair(name, r);
-}
-
 SampleRecord RecordFromVerdict(const SampleId& id, const Verdict& v) {
   SampleRecord r;
   r.level = id.level;
@@ -115,7 +86,7 @@ Result<VerdictLog> ReadVerdictLog(const fs::path& out, const std::string& backen
   for (const VerdictLine& l : lines.value()) {
     std::string line_backend;
     const json j = l.ok ? json::parse(l.text) : json();
-    auto rec = l.ok ? RecordFromLine(j, line_backend) : std::nullopt;
+    auto rec = l.ok ? RecordFromVerdictLine(j, line_backend) : std::nullopt;
     if (!rec) {
       std::fprintf(stderr,
                    "anvil kernelbench: warning: %s:%d: not a verdict of a KernelBench-named candidate; "

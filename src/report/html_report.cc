@@ -1,13 +1,19 @@
 #include "report/html_report.h"
 
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "core/base64.h"
+#include "core/files.h"
 #include "core/gzip.h"
 #include "core/sha256.h"
 #include "gen/chat_json.h"
+#include "pipeline/verdict_log.h"
+#include "report/metrics.h"
 #include "report/metrics_json.h"
 #include "report/report_page.h"
+#include "report/verdict_records.h"
 
 namespace anvil {
 namespace {
@@ -118,6 +124,105 @@ Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const 
   report.data = {{"anvil_report", 1},
                  {"metrics", metrics.value()},
                  {"tasks", task_list},
+                 {"stage_seconds", stage_seconds},
+                 {"samples", samples}};
+  return report;
+}
+
+Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const std::string& run_label,
+                                    const ReportOptions& options) {
+  auto lines = ReadVerdictLines(verdicts, "anvil report");
+  if (!lines.ok()) return lines.status();
+  // The file's last verdict of each candidate, in (level, problem, sample) order.
+  std::map<std::tuple<int, int, int>, std::pair<SampleRecord, json>> latest;
+  std::set<std::string> backends;
+  for (const VerdictLine& l : lines.value()) {
+    if (!l.ok) continue;
+    json j = json::parse(l.text, nullptr, false);
+    std::string backend;
+    auto rec = RecordFromVerdictLine(j, backend);
+    if (!rec) continue;
+    backends.insert(backend);
+    const SampleRecord& r = rec->second;
+    latest[{r.level, r.problem, r.sample}] = {r, std::move(j)};
+  }
+  if (latest.empty()) {
+    return Status::Error(verdicts.string() +
+                         " holds no verdict of a KernelBench-named candidate: judge the folder first (anvil "
+                         "kernelbench --run DIR)");
+  }
+  std::vector<SampleRecord> records;
+  int samples_per_problem = 0;
+  for (const auto& [key, entry] : latest) {
+    records.push_back(entry.first);
+    samples_per_problem = std::max(samples_per_problem, std::get<2>(key) + 1);
+  }
+  MetricsOptions mo;
+  mo.faster_than = options.faster_than;
+  const RunMetrics metrics = ComputeMetrics(records, mo);
+  json levels = json::array();
+  for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
+  json turn = {
+      {"turn", 1}, {"pending", 0}, {"server_errors", 0}, {"levels", levels}, {"overall", LevelJson(metrics.overall)}};
+  AddDegenerateJson(records, mo, turn);
+  std::string backend;
+  for (const auto& b : backends) backend += (backend.empty() ? "" : ", ") + b;
+
+  ReportData report;
+  json tasks = json::array(), samples = json::array();
+  std::map<std::pair<int, int>, std::size_t> task_index;
+  std::map<std::string, double> stage_seconds;
+  for (const auto& [key, entry] : latest) {
+    const auto& [r, v] = entry;
+    auto [it, added] = task_index.try_emplace({r.level, r.problem}, tasks.size());
+    if (added) {
+      const json& task = v.value("task", json::object());
+      std::string name = "problem " + std::to_string(r.problem);
+      if (task.is_object() && task.contains("path") && task["path"].is_string()) {
+        name = std::filesystem::path(task["path"].get<std::string>()).stem().string();
+      }
+      tasks.push_back({{"name", name}, {"level", r.level}, {"problem", r.problem}, {"sha256", nullptr}});
+      report.texts.push_back(json::array());
+    }
+    const json& perf = v.value("gates", json::object()).value("perf", json::object());
+    json stages = v.contains("stage_seconds") && v["stage_seconds"].is_object() ? v["stage_seconds"] : json::object();
+    for (const auto& [stage, seconds] : stages.items()) {
+      if (seconds.is_number()) stage_seconds[stage] += seconds.get<double>();
+    }
+    const json& cand = v.value("candidate", json::object());
+    json code = nullptr;
+    if (auto text = ReadFile(cand.value("path", std::string())); text.ok()) code = text.value();
+    json& chunk = report.texts[it->second];
+    samples.push_back(
+        {{"task", it->second},
+         {"sample", r.sample},
+         {"prime_echo", nullptr},
+         {"attempts",
+          json::array({{{"turn", 1},
+                        {"state", "done"},
+                        {"outcome", r.status},
+                        {"reward", v.value("reward", json(nullptr))},
+                        {"cached", v.value("cached", false)},
+                        {"speedup_eager", perf.is_object() ? perf.value("speedup_eager", json()) : json()},
+                        {"speedup_compile", perf.is_object() ? perf.value("speedup_compile", json()) : json()},
+                        {"text", {it->second, chunk.size()}}}})}});
+    chunk.push_back({{"format", cand.value("format", json(nullptr))},
+                     {"code", code},
+                     {"feedback", v.value("feedback", json(nullptr))},
+                     {"response", nullptr},
+                     {"stages", stages},
+                     {"verdict", v}});
+  }
+  report.data = {{"anvil_report", 1},
+                 {"metrics",
+                  {{"run", run_label},
+                   {"model", "KernelBench folder"},
+                   {"prompt", "-"},
+                   {"backend", backend},
+                   {"samples", samples_per_problem},
+                   {"faster_than", options.faster_than},
+                   {"turns", json::array({turn})}}},
+                 {"tasks", tasks},
                  {"stage_seconds", stage_seconds},
                  {"samples", samples}};
   return report;

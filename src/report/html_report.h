@@ -4,6 +4,7 @@
 // load or run, and every text of the run reaches the page as text.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ struct ReportData {
 
 // Reads only. Error: the database's.
 Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options);
+
+// The same for a KernelBench folder judged by `anvil kernelbench`, from its
+// verdicts file (the folder's anvil_verdicts.jsonl): one turn, one attempt a
+// sample (the file's last verdict of each candidate), its code read from the
+// candidate's file where it still is, no model answer. Its metrics are
+// `anvil kernelbench --run DIR --json`'s levels and overall. Error: the file
+// cannot be read, or holds no verdict of a KernelBench-named candidate.
+Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const std::string& run_label,
+                                    const ReportOptions& options);
 
 // `data` as text safe inside a <script> element: JSON with every '<', '>',
 // '&', U+2028, U+2029 and other non-ASCII character written \uXXXX.

@@ -157,7 +157,7 @@ def test_what_it_refuses(run, tmp_path):
     proc = run_anvil("report", str(notdb), "-o", str(tmp_path / "r.html"))
     assert proc.returncode == 2 and "not a run database" in proc.stderr and not (tmp_path / "r.html").exists()
     proc = run_anvil("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
-    assert proc.returncode == 2 and "is a folder" in proc.stderr
+    assert proc.returncode == 2 and "has no verdicts" in proc.stderr and "anvil kernelbench --run" in proc.stderr
     out, _ = run
     proc = run_anvil("report", str(out), "-o", str(tmp_path / "missing" / "r.html"))
     assert proc.returncode == 1 and "cannot write" in proc.stderr
@@ -203,3 +203,30 @@ def test_the_plots_and_the_grid_say_what_the_run_holds(run):
         "ORDER BY attempt.turn")}
     assert sorted((data["samples"][int(i)]["sample"], int(t), o) for i, t, o in cells) == sorted(
         (s, t, o) for s, (t, o) in last.items())
+
+
+def test_a_kernelbench_folder_judged_by_anvil_kernelbench(tmp_path):
+    from test_kernelbench import kernelbench, make_run
+
+    root, folder = make_run(tmp_path)
+    proc = run_anvil("report", str(folder), "-o", str(tmp_path / "early.html"))
+    assert proc.returncode == 2 and "judge it first with anvil kernelbench" in proc.stderr
+    judged, _ = kernelbench(root, folder)
+    page = tmp_path / "kb.html"
+    proc = run_anvil("report", str(folder), "-o", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "3 sample(s) of 2 problem(s)" in proc.stdout
+    data = embedded(page.read_text())
+    (turn,) = data["metrics"]["turns"]
+    assert turn["levels"] == judged["levels"] and turn["overall"] == judged["overall"]
+    assert [t["name"] for t in data["tasks"]] == ["1_ReLU", "3_Softmax"]
+    # Each candidate's page holds its file's code and its verdict.
+    text = page.read_text()
+    for s in data["samples"]:
+        (a,) = s["attempts"]
+        t = texts(text, a["text"][0])[a["text"][1]]
+        name = f"level_{data['tasks'][s['task']]['level']}_problem_{data['tasks'][s['task']]['problem']}" \
+               f"_sample_{s['sample']}_kernel.cpp"
+        assert t["code"] == (folder / name).read_text() and t["verdict"]["status"] == a["outcome"]
+    shown = dom(page, "#c/1/1")
+    assert 'data-ready="1"' in shown and 'data-shown="c/1/1"' in shown
