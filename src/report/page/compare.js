@@ -1,20 +1,8 @@
 // anvil's run comparison: every element made here from the embedded data,
 // every text of the runs put in through textContent only.
-"use strict";
 (function () {
   const d = JSON.parse(document.getElementById("anvil-data").textContent);
 
-  function el(tag, attrs, children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") e.textContent = v;
-      else if (k === "class") e.className = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children || []) e.appendChild(c);
-    return e;
-  }
-  const fixed = (x, n) => (x === null || x === undefined ? "–" : Number(x).toFixed(n));
   const signed = (x, n) => (x === null || x === undefined ? "–" : (x > 0 ? "+" : "") + Number(x).toFixed(n));
   const run = (r) => r.model + " (" + r.backend + ", " + r.samples + " samples, turn " + r.turn + ") · " + r.run;
 

@@ -1,22 +1,9 @@
 // anvil's run report: every element is made here from the embedded data, and
 // every text the run holds (the model's, the candidate's, the compiler's)
 // enters the page through textContent only.
-"use strict";
 (function () {
   const data = JSON.parse(document.getElementById("anvil-data").textContent);
   const m = data.metrics;
-
-  function el(tag, attrs, children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") e.textContent = v;
-      else if (k === "class") e.className = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children || []) e.appendChild(c);
-    return e;
-  }
-  const fixed = (x, d) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
 
   function statusChip(s) {
     return el("span", { class: "status s-" + String(s).replace(/[^a-z_]/g, ""), text: s });
