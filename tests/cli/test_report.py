@@ -230,3 +230,14 @@ def test_a_kernelbench_folder_judged_by_anvil_kernelbench(tmp_path):
         assert t["code"] == (folder / name).read_text() and t["verdict"]["status"] == a["outcome"]
     shown = dom(page, "#c/1/1")
     assert 'data-ready="1"' in shown and 'data-shown="c/1/1"' in shown
+
+
+def test_a_screenshot_of_the_report_shows_it(run, tmp_path):
+    _, page = run
+    shot = tmp_path / "report.png"
+    proc = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--hide-scrollbars", "--window-size=1280,1400", f"--screenshot={shot}", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", proc.stderr[-2000:]
+    # A blank 1280x1400 page compresses to a few KB; the drawn tables and plots do not.
+    assert shot.stat().st_size > 40_000, shot.stat().st_size
