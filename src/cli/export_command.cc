@@ -22,19 +22,6 @@ struct ExportArgs {
   std::string turn = "last";
 };
 
-// first, last or K among the run's turns; 0 when none of those.
-int ParseTurn(const std::string& text, int turns) {
-  if (text == "first") return 1;
-  if (text == "last") return turns;
-  try {
-    std::size_t used = 0;
-    const int k = std::stoi(text, &used);
-    return used == text.size() && k >= 1 && k <= turns ? k : 0;
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 int Run(const ExportArgs& a) {
   const char* me = "anvil export";
   if (a.to_kernelbench.empty() && a.jsonl.empty()) {
@@ -51,12 +38,12 @@ int Run(const ExportArgs& a) {
     std::fprintf(stderr, "%s: %s: %s\n", me, a.run.c_str(), turns.message().c_str());
     return kExitUsage;
   }
-  const int turn = ParseTurn(a.turn, turns.value());
-  if (turn == 0) {
-    std::fprintf(stderr, "%s: --turn %s: expected first, last or a turn from 1 to %d\n", me, a.turn.c_str(),
-                 turns.value());
+  auto named = NamedTurn(a.turn, turns.value());
+  if (!named.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, named.message().c_str());
     return kExitUsage;
   }
+  const int turn = named.value();
   if (!a.to_kernelbench.empty()) {
     auto written = ExportKernelBench(*db.value(), turn, a.to_kernelbench);
     if (!written.ok()) {

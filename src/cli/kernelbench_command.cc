@@ -245,14 +245,7 @@ Result<std::vector<int>> TurnsToShow(const std::string& turn, int turns) {
     for (int k = 1; k <= turns; ++k) all.push_back(k);
     return all;
   }
-  if (turn == "first") return std::vector<int>{1};
-  if (turn == "last") return std::vector<int>{turns};
-  try {
-    std::size_t used = 0;
-    const int k = std::stoi(turn, &used);
-    if (used == turn.size() && k >= 1 && k <= turns) return std::vector<int>{k};
-  } catch (const std::exception&) {
-  }
+  if (auto k = NamedTurn(turn, turns); k.ok()) return std::vector<int>{k.value()};
   return Status::Error("--turn " + turn + ": expected first, last, each or a turn from 1 to " + std::to_string(turns));
 }
 
@@ -277,12 +270,8 @@ int RunDatabase(const KernelbenchArgs& a) {
     return kExitUsage;
   }
   if (a.json) {
-    auto report = RunMetricsJson(*db.value(), a.run_dir, shown.value(), a.faster_than);
-    if (!report.ok()) {
-      std::fprintf(stderr, "anvil kernelbench: %s: %s\n", a.run_dir.c_str(), report.message().c_str());
-      return kExitUsage;
-    }
-    std::printf("%s\n", report.value().dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    const json report = RunMetricsJson(info.value(), by_turn.value(), a.run_dir, shown.value(), a.faster_than);
+    std::printf("%s\n", report.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   MetricsOptions mo;

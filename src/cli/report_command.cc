@@ -23,34 +23,37 @@ struct ReportArgs {
   double faster_than = 1.1;
 };
 
-int Run(const ReportArgs& a) {
-  const char* me = "anvil report";
+// What the page shows of RUN: a run database's, or a KernelBench folder's verdicts.
+Result<ReportData> ReadReport(const ReportArgs& a) {
   ReportOptions options;
   options.faster_than = a.faster_than;
-  Result<ReportData> data = Status::Error("");
   std::error_code ec;
-  if (std::filesystem::is_directory(a.run, ec) || !a.verdicts.empty()) {
-    // A KernelBench folder judged by anvil kernelbench: its verdicts file.
-    const std::filesystem::path verdicts =
-        !a.verdicts.empty() ? std::filesystem::path(a.verdicts) : std::filesystem::path(a.run) / "anvil_verdicts.jsonl";
-    if (!std::filesystem::exists(verdicts, ec)) {
-      std::fprintf(stderr,
-                   "%s: %s has no verdicts (%s): judge it first with anvil kernelbench --run %s, or name its "
-                   "verdicts file with --verdicts\n",
-                   me, a.run.c_str(), verdicts.c_str(), a.run.c_str());
-      return kExitUsage;
-    }
-    data = FolderReportData(verdicts, a.run, options);
-  } else {
+  const bool folder = std::filesystem::is_directory(a.run, ec) || !a.verdicts.empty();
+  if (!folder) {
     auto db = RunDb::Open(a.run, /*create=*/false, /*read_only=*/true);
-    if (!db.ok()) {
-      std::fprintf(stderr, "%s: %s\n", me, db.message().c_str());
-      return kExitUsage;
-    }
-    data = RunReportData(*db.value(), a.run, options);
+    if (!db.ok()) return db.status();
+    auto data = RunReportData(*db.value(), a.run, options);
+    if (!data.ok()) return Status::Error(a.run + ": " + data.message());
+    return data;
   }
+  const std::filesystem::path verdicts =
+      !a.verdicts.empty() ? std::filesystem::path(a.verdicts) : std::filesystem::path(a.run) / "anvil_verdicts.jsonl";
+  if (!std::filesystem::exists(verdicts, ec)) {
+    return Status::Error(a.run + " has no verdicts (" + verdicts.string() +
+                         "): judge it first with anvil kernelbench "
+                         "--run " +
+                         a.run + ", or name its verdicts file with --verdicts");
+  }
+  auto data = FolderReportData(verdicts, a.run, options);
+  if (!data.ok()) return Status::Error(a.run + ": " + data.message());
+  return data;
+}
+
+int Run(const ReportArgs& a) {
+  const char* me = "anvil report";
+  auto data = ReadReport(a);
   if (!data.ok()) {
-    std::fprintf(stderr, "%s: %s: %s\n", me, a.run.c_str(), data.message().c_str());
+    std::fprintf(stderr, "%s: %s\n", me, data.message().c_str());
     return kExitUsage;
   }
   auto page = ReportPage(data.value());

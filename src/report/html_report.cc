@@ -41,23 +41,20 @@ json AnswerText(RunDb& db, const AttemptRow& a) {
   return response.value().choices[choice].content;
 }
 
+json Speedup(const json& verdict, const char* key) {
+  const auto speedup = VerdictSpeedup(verdict, key);
+  return speedup ? json(*speedup) : json(nullptr);
+}
+
 // An attempt's numbers, drawn at load.
 json AttemptJson(const AttemptRow& a, const json& verdict) {
-  json eager = nullptr, compile = nullptr;
-  if (verdict.is_object()) {
-    const json& perf = verdict.value("gates", json::object()).value("perf", json::object());
-    if (perf.is_object()) {
-      eager = perf.value("speedup_eager", json(nullptr));
-      compile = perf.value("speedup_compile", json(nullptr));
-    }
-  }
   return {{"turn", a.turn},
           {"state", AttemptStateName(a.state)},
           {"outcome", OptionalJson(a.outcome)},
           {"reward", OptionalJson(a.reward)},
           {"cached", a.cached},
-          {"speedup_eager", eager},
-          {"speedup_compile", compile}};
+          {"speedup_eager", Speedup(verdict, "speedup_eager")},
+          {"speedup_compile", Speedup(verdict, "speedup_compile")}};
 }
 
 // An attempt's texts, read when its page opens.
@@ -77,8 +74,11 @@ json AttemptText(RunDb& db, const AttemptRow& a, const json& verdict, const std:
 }  // namespace
 
 Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const ReportOptions& options) {
-  auto metrics = RunMetricsJson(db, run_label, {}, options.faster_than);
-  if (!metrics.ok()) return metrics.status();
+  auto info = db.Info();
+  if (!info.ok()) return info.status();
+  auto by_turn = RecordsByTurn(db);
+  if (!by_turn.ok()) return by_turn.status();
+  const json metrics = RunMetricsJson(info.value(), by_turn.value(), run_label, {}, options.faster_than);
   auto tasks = db.Tasks();
   if (!tasks.ok()) return tasks.status();
   auto attempts = db.Attempts();
@@ -122,7 +122,7 @@ Result<ReportData> RunReportData(RunDb& db, const std::string& run_label, const 
     samples[it->second]["attempts"].push_back(std::move(attempt));
   }
   report.data = {{"anvil_report", 1},
-                 {"metrics", metrics.value()},
+                 {"metrics", metrics},
                  {"tasks", task_list},
                  {"stage_seconds", stage_seconds},
                  {"samples", samples}};
@@ -184,7 +184,6 @@ Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const
       tasks.push_back({{"name", name}, {"level", r.level}, {"problem", r.problem}, {"sha256", nullptr}});
       report.texts.push_back(json::array());
     }
-    const json& perf = v.value("gates", json::object()).value("perf", json::object());
     json stages = v.contains("stage_seconds") && v["stage_seconds"].is_object() ? v["stage_seconds"] : json::object();
     for (const auto& [stage, seconds] : stages.items()) {
       if (seconds.is_number()) stage_seconds[stage] += seconds.get<double>();
@@ -193,19 +192,17 @@ Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const
     json code = nullptr;
     if (auto text = ReadFile(cand.value("path", std::string())); text.ok()) code = text.value();
     json& chunk = report.texts[it->second];
-    samples.push_back(
-        {{"task", it->second},
-         {"sample", r.sample},
-         {"prime_echo", nullptr},
-         {"attempts",
-          json::array({{{"turn", 1},
-                        {"state", "done"},
-                        {"outcome", r.status},
-                        {"reward", v.value("reward", json(nullptr))},
-                        {"cached", v.value("cached", false)},
-                        {"speedup_eager", perf.is_object() ? perf.value("speedup_eager", json()) : json()},
-                        {"speedup_compile", perf.is_object() ? perf.value("speedup_compile", json()) : json()},
-                        {"text", {it->second, chunk.size()}}}})}});
+    samples.push_back({{"task", it->second},
+                       {"sample", r.sample},
+                       {"prime_echo", nullptr},
+                       {"attempts", json::array({{{"turn", 1},
+                                                  {"state", "done"},
+                                                  {"outcome", r.status},
+                                                  {"reward", v.value("reward", json(nullptr))},
+                                                  {"cached", v.value("cached", false)},
+                                                  {"speedup_eager", Speedup(v, "speedup_eager")},
+                                                  {"speedup_compile", Speedup(v, "speedup_compile")},
+                                                  {"text", {it->second, chunk.size()}}}})}});
     chunk.push_back({{"format", cand.value("format", json(nullptr))},
                      {"code", code},
                      {"feedback", v.value("feedback", json(nullptr))},
@@ -230,7 +227,7 @@ Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const
 
 std::string ScriptSafeJson(const json& data) {
   std::string text = data.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
-  // Outside strings JSON has none of these; inside one, \uXXXX reads the same.
+  // Outside strings JSON has none of these; inside one, a \u escape reads as the character itself.
   ReplaceAll(text, "<", "\\u003c");
   ReplaceAll(text, ">", "\\u003e");
   ReplaceAll(text, "&", "\\u0026");

@@ -44,7 +44,8 @@ Result<ReportData> FolderReportData(const std::filesystem::path& verdicts, const
                                     const ReportOptions& options);
 
 // `data` as text safe inside a <script> element: JSON with every '<', '>',
-// '&', U+2028, U+2029 and other non-ASCII character written \uXXXX.
+// '&', U+2028, U+2029 and other non-ASCII character written as a JSON \u
+// escape ('<' as \u003c).
 std::string ScriptSafeJson(const nlohmann::json& data);
 
 // The page around `report`, with its Content-Security-Policy. Error: zlib's.

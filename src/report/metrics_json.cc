@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "report/run_records.h"
-
 namespace anvil {
 
 using nlohmann::json;
@@ -56,21 +54,16 @@ void AddDegenerateJson(const std::vector<SampleRecord>& records, const MetricsOp
   report["without_degenerate"] = {{"levels", levels}, {"overall", LevelJson(rest.overall)}};
 }
 
-Result<json> RunMetricsJson(RunDb& db, const std::string& run_label, std::vector<int> turns, double faster_than) {
-  auto info = db.Info();
-  if (!info.ok()) return info.status();
-  auto by_turn = RecordsByTurn(db);
-  if (!by_turn.ok()) return by_turn.status();
-  const int last = static_cast<int>(by_turn.value().size());
+json RunMetricsJson(const RunInfo& info, const std::vector<TurnRecords>& by_turn, const std::string& run_label,
+                    std::vector<int> turns, double faster_than) {
   if (turns.empty()) {
-    for (int k = 1; k <= last; ++k) turns.push_back(k);
+    for (int k = 1; k <= static_cast<int>(by_turn.size()); ++k) turns.push_back(k);
   }
   MetricsOptions mo;
   mo.faster_than = faster_than;
   json shown = json::array();
   for (int k : turns) {
-    if (k < 1 || k > last) return Status::Error("the run has no turn " + std::to_string(k));
-    const TurnRecords& t = by_turn.value()[k - 1];
+    const TurnRecords& t = by_turn.at(k - 1);
     const RunMetrics metrics = ComputeMetrics(t.records, mo);
     json levels = json::array();
     for (const auto& l : metrics.levels) levels.push_back(LevelJson(l));
@@ -82,12 +75,8 @@ Result<json> RunMetricsJson(RunDb& db, const std::string& run_label, std::vector
     AddDegenerateJson(t.records, mo, turn);
     shown.push_back(std::move(turn));
   }
-  return json{{"run", run_label},
-              {"model", info.value().model},
-              {"prompt", info.value().prompt_id},
-              {"backend", info.value().backend},
-              {"samples", info.value().samples},
-              {"faster_than", faster_than},
+  return json{{"run", run_label},        {"model", info.model},     {"prompt", info.prompt_id},
+              {"backend", info.backend}, {"samples", info.samples}, {"faster_than", faster_than},
               {"turns", shown}};
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
 #include "report/metrics.h"
+#include "report/run_records.h"
 #include "runs/run_db.h"
 
 namespace anvil {
@@ -23,12 +23,12 @@ nlohmann::json LevelJson(const LevelMetrics& m);
 // metrics of the other problems; null when there are none) to `report`.
 void AddDegenerateJson(const std::vector<SampleRecord>& records, const MetricsOptions& options, nlohmann::json& report);
 
-// A run database's metrics at each turn of `turns` (1 .. the run's turns):
-// {"run": run_label, "model", "prompt", "backend", "samples", "faster_than",
-// "turns": [{"turn", "pending", "server_errors", "levels", "overall",
-// "degenerate_problems", "without_degenerate"}]}. Empty `turns`: every turn.
-// Error: the database's, or a turn it does not have.
-Result<nlohmann::json> RunMetricsJson(RunDb& db, const std::string& run_label, std::vector<int> turns,
-                                      double faster_than);
+// A run database's metrics at each turn of `turns` (each in 1 ..
+// by_turn.size()), from its info and RecordsByTurn: {"run": run_label,
+// "model", "prompt", "backend", "samples", "faster_than", "turns": [{"turn",
+// "pending", "server_errors", "levels", "overall", "degenerate_problems",
+// "without_degenerate"}]}. Empty `turns`: every turn.
+nlohmann::json RunMetricsJson(const RunInfo& info, const std::vector<TurnRecords>& by_turn,
+                              const std::string& run_label, std::vector<int> turns, double faster_than);
 
 }  // namespace anvil

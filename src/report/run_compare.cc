@@ -7,6 +7,7 @@
 #include "report/metrics.h"
 #include "report/metrics_json.h"
 #include "report/run_records.h"
+#include "report/verdict_records.h"
 
 namespace anvil {
 namespace {
@@ -28,25 +29,9 @@ struct Side {
   std::map<std::pair<int64_t, std::string>, Problem> problems;  // By (level, name).
 };
 
-Result<int> TurnOf(const std::string& turn, int turns) {
-  if (turn == "last") return turns;
-  if (turn == "first") return 1;
-  try {
-    std::size_t used = 0;
-    const int k = std::stoi(turn, &used);
-    if (used == turn.size() && k >= 1 && k <= turns) return k;
-  } catch (const std::exception&) {
-  }
-  return Status::Error("--turn " + turn + ": expected first, last or a turn from 1 to " + std::to_string(turns));
-}
-
 double EagerSpeedup(const AttemptRow& a) {
   if (!a.verdict_json) return 0;
-  const json v = json::parse(*a.verdict_json, nullptr, false);
-  if (!v.is_object()) return 0;
-  const json& perf = v.value("gates", json::object()).value("perf", json::object());
-  const json s = perf.is_object() ? perf.value("speedup_eager", json()) : json();
-  return s.is_number() ? s.get<double>() : 0;
+  return VerdictSpeedup(json::parse(*a.verdict_json, nullptr, false), "speedup_eager").value_or(0.0);
 }
 
 Result<Side> Read(RunDb& db, const CompareOptions& options, const std::string& label) {
@@ -56,7 +41,7 @@ Result<Side> Read(RunDb& db, const CompareOptions& options, const std::string& l
   side.info = info.value();
   auto by_turn = RecordsByTurn(db);
   if (!by_turn.ok()) return Status::Error(label + ": " + by_turn.message());
-  auto turn = TurnOf(options.turn, static_cast<int>(by_turn.value().size()));
+  auto turn = NamedTurn(options.turn, static_cast<int>(by_turn.value().size()));
   if (!turn.ok()) return Status::Error(label + ": " + turn.message());
   side.turn = turn.value();
   MetricsOptions mo;

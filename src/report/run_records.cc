@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "report/verdict_records.h"
+
 namespace anvil {
 namespace {
 
@@ -38,14 +40,8 @@ SampleRecord Record(const TaskRow& task, const AttemptRow* best, int64_t sample)
       r.correctness_rate = NumberOr(v, "correctness_rate", 0.0);
       const auto degenerate = v.find("task_degenerate");
       r.degenerate = degenerate != v.end() && degenerate->is_boolean() && degenerate->get<bool>();
-      const auto gates = v.find("gates");
-      if (gates != v.end() && gates->is_object()) {
-        const auto perf = gates->find("perf");
-        if (perf != gates->end() && perf->is_object()) {
-          r.speedup_eager = NumberOr(*perf, "speedup_eager", 0.0);
-          r.speedup_compile = NumberOr(*perf, "speedup_compile", 0.0);
-        }
-      }
+      r.speedup_eager = VerdictSpeedup(v, "speedup_eager").value_or(0.0);
+      r.speedup_compile = VerdictSpeedup(v, "speedup_compile").value_or(0.0);
     }
   }
   return r;
@@ -85,6 +81,18 @@ Result<std::vector<SampleAtTurn>> SamplesAtTurn(RunDb& db, int turn) {
   std::vector<SampleAtTurn> out;
   for (int64_t id : order) out.push_back(std::move(samples[id]));
   return out;
+}
+
+Result<int> NamedTurn(const std::string& text, int turns) {
+  if (text == "first") return 1;
+  if (text == "last") return turns;
+  try {
+    std::size_t used = 0;
+    const int k = std::stoi(text, &used);
+    if (used == text.size() && k >= 1 && k <= turns) return k;
+  } catch (const std::exception&) {
+  }
+  return Status::Error("--turn " + text + ": expected first, last or a turn from 1 to " + std::to_string(turns));
 }
 
 Result<std::vector<TurnRecords>> RecordsByTurn(RunDb& db) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -38,5 +39,9 @@ Result<std::vector<SampleAtTurn>> SamplesAtTurn(RunDb& db, int turn);
 
 // The run's turns: its recorded `turns`, or more when attempts go further.
 Result<int> RunTurns(RunDb& db);
+
+// The turn `text` names among a run's 1..turns: first, last or K. Error:
+// "--turn TEXT: expected first, last or a turn from 1 to TURNS".
+Result<int> NamedTurn(const std::string& text, int turns);
 
 }  // namespace anvil

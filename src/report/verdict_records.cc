@@ -13,6 +13,17 @@ double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<d
 
 }  // namespace
 
+std::optional<double> VerdictSpeedup(const json& verdict, const char* key) {
+  if (!verdict.is_object()) return std::nullopt;
+  const auto gates = verdict.find("gates");
+  if (gates == verdict.end() || !gates->is_object()) return std::nullopt;
+  const auto perf = gates->find("perf");
+  if (perf == gates->end() || !perf->is_object()) return std::nullopt;
+  const auto speedup = perf->find(key);
+  if (speedup == perf->end() || !speedup->is_number()) return std::nullopt;
+  return speedup->get<double>();
+}
+
 std::optional<std::pair<std::string, SampleRecord>> RecordFromVerdictLine(const json& j, std::string& backend) {
   if (!j.is_object() || !j.contains("status") || !j["status"].is_string()) return std::nullopt;
   const json& cand = j.value("candidate", json::object());
@@ -26,12 +37,8 @@ std::optional<std::pair<std::string, SampleRecord>> RecordFromVerdictLine(const 
   r.sample = id->sample;
   r.status = j["status"].get<std::string>();
   r.correctness_rate = NumberOr(j.value("correctness_rate", json()), 0.0);
-  const json& gates = j.value("gates", json::object());
-  const json& perf = gates.is_object() ? gates.value("perf", json::object()) : json::object();
-  if (perf.is_object()) {
-    r.speedup_eager = NumberOr(perf.value("speedup_eager", json()), 0.0);
-    r.speedup_compile = NumberOr(perf.value("speedup_compile", json()), 0.0);
-  }
+  r.speedup_eager = VerdictSpeedup(j, "speedup_eager").value_or(0.0);
+  r.speedup_compile = VerdictSpeedup(j, "speedup_compile").value_or(0.0);
   const auto degenerate = j.find("task_degenerate");
   r.degenerate = degenerate != j.end() && degenerate->is_boolean() && degenerate->get<bool>();
   const json& b = j.value("backend", json::object());
