@@ -31,6 +31,7 @@ from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timed_calls import timed_calls
 from anvil_py.timing import CallClock, Timer
+from anvil_py.trial_channel import TrialData
 from anvil_py.worker_outputs import check_outputs, write_outputs
 
 EXIT_CANDIDATE_ERROR = 3
@@ -373,16 +374,24 @@ def run(args):
     observer = OpObserver.start() if args.format == "kernelbench" else None
     guard = TamperGuard(args.out, args.report)
     _announce_ready(args.ready_fd)
+    # The task server's session (docs/protocol.md, "trial data"), opened before the candidate's code runs: each
+    # trial's inputs as memfds of their own.
+    data = TrialData(args.data_fd) if args.data_fd is not None else None
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     guard.check("after loading the candidate")
     timeline.lap("load")
-    trials = list(_trial_dirs(args.prepared))
+    trials = trial_dirs = list(_trial_dirs(args.prepared))
+    if data is not None:
+        trials = [(k, None) for k in range(data.trials)]
     # aten ops and host transfers, every trial
     ops = ForwardTrace(observer) if args.format == "kernelbench" else None
     with torch.no_grad():
         for k, trial_dir in trials:
-            inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
+            if data is not None:
+                inputs = data.inputs("trial", k, device)
+            else:
+                inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
 
             def forward():
                 begin = trace.now() if trace else 0
@@ -416,7 +425,7 @@ def run(args):
         if clock:
             # The timing sets go onto the device while anvil compares the trials.
             clock.announce_trials()
-            warm, sets = _timing_sets(trials, device, args)
+            warm, sets = _timing_sets(trial_dirs, device, args)  # Still from files (issue 38, step 3).
             timer.sync()
             timeline.lap("perf_inputs")
         traced = clock.await_perf() if clock else None
@@ -460,6 +469,8 @@ def main(argv=None):
                    "run's deadline counts from then")
     r.add_argument("--report-fd", type=int, help="anvil's report channel (anvil_py/report_channel.py): seals of the "
                    "outputs written, what the traces and the tamper guard found")
+    r.add_argument("--data-fd", type=int, help="a task server session (anvil_py/trial_channel.py): the trials' "
+                   "inputs come from there, not from the prepared folder")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--recheck-sets", type=int, default=0,

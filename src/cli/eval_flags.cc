@@ -43,6 +43,16 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "(0: no limit beyond the free space)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--trial-data", f.trial_data,
+                  "Where candidates get their trials' inputs: 'files' (the prepared folder) or 'server' (made "
+                  "from their secret seeds by anvil's task server, one per device, and handed to each candidate "
+                  "as memfds of its own; streamed tasks still use files)")
+      ->check(CLI::IsMember({"files", "server"}))
+      ->capture_default_str();
+  cmd->add_option("--trial-server-budget", f.trial_server_budget,
+                  "Memory the task server may keep tasks' inputs in, least recently used tasks evicted: a size "
+                  "(4G) or 'auto' (half the device's free memory at its start)")
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", f.quiet, "No progress display");
   cmd->add_option("-j,--jobs", f.jobs,
                   "Candidates evaluated side by side: compiles, start-up and correctness runs overlap, while timed "
@@ -159,6 +169,15 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   o.max_trial_bytes = f.max_trial_bytes;
   o.max_scratch_bytes = f.max_scratch_bytes;
   o.held_out_auto = f.held_out == "auto";
+  o.trial_server = f.trial_data == "server";
+  if (f.trial_server_budget != "auto") {
+    auto bytes = ParseByteSize(f.trial_server_budget);
+    if (!bytes.ok() || bytes.value() == 0) {
+      return Status::Error("--trial-server-budget: " + (bytes.ok() ? std::string("a size above 0") : bytes.message()) +
+                           " (or 'auto')");
+    }
+    o.trial_server_budget = static_cast<int64_t>(bytes.value());
+  }
   auto policy = PolicyNamed(f.policy);
   if (!policy.ok()) return policy.status();
   o.policy = policy.value();

@@ -17,30 +17,18 @@
 #include "core/child_env.h"
 #include "core/environment.h"
 #include "core/subprocess.h"
+#include "core/unix_message.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::size_t kMaxMessage = 1 << 20;
 constexpr auto kStartTimeout = std::chrono::seconds(120);
 
 fs::path SandboxLibrary() {
   if (const char* env = std::getenv("ANVIL_SANDBOX_LIB"); env != nullptr) return env;
   std::error_code ec;
   return fs::read_symlink("/proc/self/exe", ec).parent_path() / "libanvil_sandbox.so";
-}
-
-// One message from the socket; "" at end of file or on error.
-std::string Receive(int sock) {
-  std::string buf(kMaxMessage, '\0');
-  while (true) {
-    ssize_t n = recv(sock, buf.data(), buf.size(), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return "";
-    buf.resize(static_cast<std::size_t>(n));
-    return buf;
-  }
 }
 
 }  // namespace
@@ -112,7 +100,7 @@ std::unique_ptr<Zygote> Zygote::Start() {
   // The first message says it is ready (its imports are done).
   pollfd p = {z->sock_, POLLIN, 0};
   const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout).count());
-  std::string hello = poll(&p, 1, ms) > 0 ? Receive(z->sock_) : "";
+  std::string hello = poll(&p, 1, ms) > 0 ? ReceiveUnixMessage(z->sock_) : "";
   if (hello.find("\"ready\": true") == std::string::npos) {
     // {"ready": false, "error": "..."}: why it refused (no quotes inside).
     std::string why;
@@ -150,7 +138,7 @@ Zygote::~Zygote() {
 
 void Zygote::ReadLoop() {
   while (true) {
-    std::string text = Receive(sock_);
+    std::string text = ReceiveUnixMessage(sock_);
     nlohmann::json j = text.empty() ? nlohmann::json() : nlohmann::json::parse(text, nullptr, false);
     std::lock_guard<std::mutex> lock(mu_);
     if (text.empty()) {
@@ -166,28 +154,6 @@ void Zygote::ReadLoop() {
       replies_[j["id"].get<uint64_t>()] = text;
     }
     cv_.notify_all();
-  }
-}
-
-bool Zygote::Send(const std::string& message, const std::vector<int>& fds) {
-  iovec iov = {const_cast<char*>(message.data()), message.size()};
-  msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
-  if (!fds.empty()) {
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  while (true) {
-    ssize_t n = sendmsg(sock_, &msg, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    return n == static_cast<ssize_t>(message.size());
   }
 }
 
@@ -228,7 +194,7 @@ Result<pid_t> Zygote::Spawn(const ProcessSpec& spec, const std::vector<std::pair
   if (!alive_) return Status::Error("the Python zygote has ended");
   const uint64_t id = next_id_++;
   req["id"] = id;
-  if (!Send(req.dump(), fds)) return Status::Error("cannot reach the Python zygote");
+  if (!SendUnixMessage(sock_, req.dump(), fds)) return Status::Error("cannot reach the Python zygote");
   cv_.wait(lock, [&] { return replies_.count(id) > 0 || !alive_; });
   auto it = replies_.find(id);
   if (it == replies_.end()) return Status::Error("the Python zygote ended while starting a worker");

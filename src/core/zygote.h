@@ -54,7 +54,6 @@ class Zygote {
   Zygote() = default;
   static std::unique_ptr<Zygote> Start();
   void ReadLoop();
-  bool Send(const std::string& message, const std::vector<int>& fds);
 
   int sock_ = -1;
   pid_t pid_ = -1;

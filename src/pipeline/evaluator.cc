@@ -21,6 +21,7 @@
 #include "pipeline/scratch_budget.h"
 #include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
+#include "tasks/task_server.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
 #include "verify/tensor_dir.h"
@@ -569,6 +570,21 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     }
     req.prepared = ref;
     req.out_dir = work / (prepared.streamed ? "got_" + std::to_string(g) : std::string("trials"));
+    // The trials' inputs from the task server (a session per run), or the files.
+    std::unique_ptr<TaskServer::Session> session;
+    v.run.trial_data = "files";
+    if (options_.trial_server && !prepared.streamed && !prepared.seeds.empty()) {
+      StageClock clock(v, "make_trials");
+      auto server = TaskServer::For(backend_, options_.trial_server_budget);
+      auto opened = server.ok() ? server.value()->Open(task, prepared) : server.status();
+      if (!opened.ok()) {
+        infra(opened.message());
+        return checked;
+      }
+      session = std::move(opened).value();
+      req.data_fd = session->candidate_fd();
+      v.run.trial_data = "server";
+    }
     bool compared = false;
     const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
     auto compare = [&] {
@@ -630,6 +646,15 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
             : RunCandidate(backend_, req, per_group);
     shared.reset();
     if (exclusive) device_.ReleaseExclusive();
+    if (session) {
+      // The candidate's processes have ended: what the server did for them.
+      auto end = session->Close();
+      if (!end.ok() || !end.value().error.empty()) {
+        infra("anvil's task server failed while the candidate ran (not the candidate's doing): " +
+              (end.ok() ? end.value().error : end.message()));
+        return checked;
+      }
+    }
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return checked;

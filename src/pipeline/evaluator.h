@@ -59,6 +59,12 @@ struct EvalOptions {
   // to this many times, each alone on the machine after a health probe
   // (pipeline/infra_retry.cc); 0: never.
   int infra_retries = 2;
+  // The trials' inputs come from the device's task server (tasks/task_server.h:
+  // made from their seeds, passed as memfds) rather than the prepared
+  // folder's files; streamed tasks still use files. Its memory budget: 0 for
+  // half the device's free memory.
+  bool trial_server = false;
+  int64_t trial_server_budget = 0;
   // The cache's bound, kept by evicting least recently used entries
   // (cache/cache_keeper.h); unset: half the disk holding it, and its floor.
   std::optional<CacheBound> cache_bound;

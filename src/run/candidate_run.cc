@@ -159,6 +159,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   // The deadline counts from when the worker is ready to load the candidate:
   // an exec'd worker first imports torch (seconds on a loaded machine), which
   // is not the candidate's time.
+  if (request.data_fd >= 0) PassAs(spec, "--data-fd", request.data_fd);
   ReportPipe report;
   if (Status s = report.Attach(spec, "--report-fd"); !s.ok()) return s;
   ReadyPipe ready;

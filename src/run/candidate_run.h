@@ -80,8 +80,11 @@ struct RunRequest {
   int recheck_sets = 0;
   std::chrono::milliseconds deadline{120000};  // For the trials, and again for the timed calls.
   std::filesystem::path out_dir;               // Created; outputs land here; the candidate's only writable folder.
-  const TorchInfo* torch = nullptr;            // Import paths for the sandbox; required.
-  std::string sandbox_switches;                // As in CandidateAccess::switches.
+  // The candidate's end of a task server session (tasks/task_server.h): its
+  // trials' inputs come from there instead of the prepared folder; -1: none.
+  int data_fd = -1;
+  const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
+  std::string sandbox_switches;      // As in CandidateAccess::switches.
   // The candidate's processes' quotas (core/cgroup.h); zeros: none. One that
   // cannot be kept here is an error (anvil's), never an unlimited run.
   JobQuota quota;

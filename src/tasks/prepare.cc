@@ -13,10 +13,13 @@ namespace anvil {
 namespace fs = std::filesystem;
 namespace {
 
-// Part of every prepared task's key: 2 since init_inputs keep their tuples (docs/spec.md).
-constexpr int kProtocolVersion = 2;
+// Part of every prepared task's key: 2 since init_inputs keep their tuples (docs/spec.md), 3 since a cached
+// task keeps its trial seeds for the task server (kTrialSeedsFile).
+constexpr int kProtocolVersion = 3;
 constexpr int kTaskErrorExit = 3;
 constexpr int kNoSpaceExit = 4;  // The worker's own write found the disk full (python/anvil_py/task_worker.py).
+// A cached task's secret trial seeds, in order (never readable by a candidate: not on its allowlist).
+constexpr const char* kTrialSeedsFile = "kept_seeds.json";
 
 bool NoSpace(const std::error_code& ec) { return ec == std::errc::no_space_on_device || ec.value() == EDQUOT; }
 
@@ -86,7 +89,18 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
     prepared.degenerate = parsed["degenerate"].get<std::string>();
   }
   auto text = ReadFile(prepared.dir / "seeds.json");
-  if (!text.ok()) return prepared;
+  if (!text.ok()) {
+    // A cached task's trial seeds (for the task server); none in folders prepared before they were kept.
+    auto kept_text = ReadFile(prepared.dir / kTrialSeedsFile);
+    nlohmann::json kept = kept_text.ok() ? nlohmann::json::parse(kept_text.value(), nullptr, false) : nlohmann::json();
+    if (kept.is_array()) {
+      for (const auto& s : kept) {
+        if (s.is_string()) prepared.seeds.push_back(s.get<std::string>());
+      }
+      if (static_cast<int>(prepared.seeds.size()) != prepared.trials) prepared.seeds.clear();
+    }
+    return prepared;
+  }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (!j.is_array()) return Status::Error("malformed " + (prepared.dir / "seeds.json").string());
   prepared.streamed = true;
@@ -140,13 +154,13 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   auto tmp = MakeTempDir("anvil-prepare-");
   if (!tmp.ok()) return Status::MachineError(tmp.message());
   fs::path work = tmp.value() / "prepared";
+  const std::string trial_seeds = SecretSeeds(options.trials);
   ProcessSpec spec = PythonWorkerSpec(
-      "task_worker",
-      {"prepare", "--task", task.path.string(), "--out", work.string(), "--device", backend.TorchDevice(), "--seeds",
-       SecretSeeds(options.trials), "--init-seed", std::to_string(options.init_seed), "--max-trial-bytes",
-       std::to_string(options.max_trial_bytes), "--timing-seeds", SecretSeeds(options.timing_sets),
-       "--max-timing-bytes", std::to_string(options.max_timing_bytes), "--held-out-seeds",
-       task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
+      "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
+                      backend.TorchDevice(), "--seeds", trial_seeds, "--init-seed", std::to_string(options.init_seed),
+                      "--max-trial-bytes", std::to_string(options.max_trial_bytes), "--timing-seeds",
+                      SecretSeeds(options.timing_sets), "--max-timing-bytes", std::to_string(options.max_timing_bytes),
+                      "--held-out-seeds", task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
   if (!task.held_out_json.empty()) {
     spec.argv.push_back("--held-out");
     spec.argv.push_back(task.held_out_json);
@@ -176,6 +190,19 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     }
     (void)RemoveTree(tmp.value());
     return Status::Error(msg);
+  }
+  if (!fs::exists(work / "seeds.json", ec)) {
+    // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data").
+    nlohmann::json seeds = nlohmann::json::array();
+    for (std::size_t at = 0, next; at <= trial_seeds.size(); at = next + 1) {
+      next = trial_seeds.find(',', at);
+      if (next == std::string::npos) next = trial_seeds.size();
+      if (next > at) seeds.push_back(trial_seeds.substr(at, next - at));
+    }
+    if (Status s = WriteFileAtomic(work / kTrialSeedsFile, seeds.dump()); !s.ok()) {
+      (void)RemoveTree(tmp.value());
+      return Status::MachineError("task " + task.name + ": " + s.message());
+    }
   }
   fs::rename(work, dir, ec);
   if (ec == std::errc::cross_device_link) {

@@ -67,6 +67,9 @@ struct RunGate {
   // exec, interpreter, imports), cuda_init, load (building the model, loading
   // its extensions), trials (their forwards, inputs and outputs).
   std::map<std::string, double> phase_seconds;
+  // Where the trials' inputs came from: "files" (the prepared folder) or
+  // "server" (a task server session: memfds, tasks/task_server.h).
+  std::string trial_data;
 };
 
 struct OutputCheck {

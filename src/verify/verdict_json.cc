@@ -70,7 +70,8 @@ json RunJson(const RunGate& r) {
           {"tampered", r.tampered},
           {"forged", r.forged},
           {"after_return", r.after_return},
-          {"phase_seconds", r.phase_seconds}};
+          {"phase_seconds", r.phase_seconds},
+          {"trial_data", r.trial_data}};
 }
 
 json TrialJson(const TrialCheck& t) {

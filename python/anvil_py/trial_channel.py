@@ -1,0 +1,160 @@
+"""Trial data on a socket (docs/protocol.md, "trial data"): tensors as sealed memfds passed as descriptors.
+
+Both sides of the data channel between the task server (anvil_py/task_server.py, trusted) and a candidate worker
+(untrusted) use these helpers. Each message is one datagram of a SOCK_SEQPACKET socket pair: JSON text, with the
+descriptors it names attached (SCM_RIGHTS). A tensor travels as a memfd of its own holding its bytes and nothing
+else, its size sealed: the receiver maps it, and the sender never reads it again.
+"""
+
+import fcntl
+import json
+import mmap
+import os
+import socket
+
+import torch
+
+from anvil_py import tensor_io
+
+MAX_MESSAGE = 1 << 16
+MAX_FDS = 253  # SCM_MAX_FD
+
+
+class ChannelError(Exception):
+    """The other side broke the protocol, or went away."""
+
+
+class ChannelClosed(ChannelError):
+    """The other side closed its end."""
+
+
+def send(sock, message, fds=()):
+    data = json.dumps(message).encode()
+    if len(data) > MAX_MESSAGE:
+        raise ChannelError(f"message of {len(data)} bytes is over the channel's {MAX_MESSAGE}")
+    if fds:
+        socket.send_fds(sock, [data], list(fds))
+    else:
+        sock.sendall(data)
+
+
+def receive(sock, max_fds=0):
+    """(message, fds): a JSON object and the descriptors that came with it. ChannelError at end of file, on a
+    message that is not a JSON object, or when more descriptors came than `max_fds` (all closed then)."""
+    try:
+        data, fds, flags, _ = socket.recv_fds(sock, MAX_MESSAGE, max(max_fds, 1))
+    except OSError as e:
+        raise ChannelError(f"the channel failed: {e}") from None
+    if max_fds == 0 and fds or flags & socket.MSG_CTRUNC:
+        for fd in fds:
+            os.close(fd)
+        raise ChannelError("descriptors came where none were expected")
+    if not data:
+        for fd in fds:
+            os.close(fd)
+        raise ChannelClosed("the other side closed the channel")
+    try:
+        message = json.loads(data)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        for fd in fds:
+            os.close(fd)
+        raise ChannelError("a message that is not a JSON object")
+    return message, fds
+
+
+def export(tensor, name):
+    """A sealed memfd holding `tensor`'s bytes (contiguous, on the CPU), and nothing else: its size is the
+    tensor's, and it can neither grow nor shrink."""
+    t = tensor.detach().contiguous().cpu()
+    size = t.numel() * t.element_size()
+    fd = os.memfd_create(f"anvil-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, size)
+        if size:
+            with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE) as m:
+                torch.frombuffer(m, dtype=torch.uint8).copy_(t.reshape(-1).view(torch.uint8))
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def send_tensors(sock, named_values):
+    """[(name, value)] as one message: tensors as memfds in order, other values as JSON scalars."""
+    entries, fds = [], []
+    try:
+        for name, value in named_values:
+            if isinstance(value, torch.Tensor):
+                entries.append({"name": name, "dtype": tensor_io.dtype_name(value.dtype), "shape": list(value.shape)})
+                if value.numel():
+                    fds.append(export(value, name))
+            else:
+                entries.append({"name": name, "scalar": tensor_io.to_json_value(value)})
+        if len(fds) > MAX_FDS:
+            raise ChannelError(f"{len(fds)} tensors in one message; the channel passes at most {MAX_FDS}")
+        send(sock, {"tensors": entries}, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def map_tensor(fd, dtype, shape):
+    """The memfd's bytes as a tensor of `dtype` and `shape`, mapped (shared: writes land in this copy only, which
+    no one else reads). The descriptor is closed; the mapping stays as long as the tensor does."""
+    try:
+        size = os.fstat(fd).st_size
+        want = tensor_io.dtype_from_name(dtype).itemsize
+        for d in shape:
+            want *= d
+        if size != want:
+            raise ChannelError(f"a tensor of {want} bytes came in {size}")
+        m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    finally:
+        os.close(fd)
+    return torch.frombuffer(m, dtype=torch.uint8).view(tensor_io.dtype_from_name(dtype)).reshape(shape)
+
+
+def receive_tensors(sock, device="cpu"):
+    """send_tensors' message: [(name, value)], tensors on `device`. ChannelError on a reply that says so."""
+    message, fds = receive(sock, MAX_FDS)
+    fds = list(fds)
+    try:
+        if "error" in message:
+            raise ChannelError(f"anvil's task server refused: {message['error']}")
+        values = []
+        for entry in message.get("tensors", []):
+            if "scalar" in entry:
+                values.append((entry["name"], tensor_io.from_json_value(entry["scalar"])))
+                continue
+            dtype = tensor_io.dtype_from_name(entry["dtype"])
+            if not all(isinstance(d, int) and d >= 0 for d in entry["shape"]):
+                raise ChannelError(f"malformed shape {entry['shape']!r}")
+            if 0 in entry["shape"]:
+                t = torch.empty(entry["shape"], dtype=dtype)
+            else:
+                if not fds:
+                    raise ChannelError("fewer descriptors than tensors")
+                t = map_tensor(fds.pop(0), entry["dtype"], entry["shape"])
+            values.append((entry["name"], t.to(device)))
+        if fds:
+            raise ChannelError("more descriptors than tensors")
+        return values
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+class TrialData:
+    """The candidate worker's side: asks the task server for each trial's inputs (`--data-fd`)."""
+
+    def __init__(self, fd):
+        self.sock = socket.socket(fileno=fd)
+        hello, _ = receive(self.sock)
+        self.trials = int(hello.get("trials", 0))
+
+    def inputs(self, kind, k, device):
+        send(self.sock, {"get": kind, "k": k})
+        return [v for _, v in receive_tensors(self.sock, device)]

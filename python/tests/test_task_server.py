@@ -1,0 +1,180 @@
+"""The task server on its own (anvil_py/task_server.py): sessions, inputs as sealed memfds, the budget, and a
+candidate that breaks the protocol."""
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from anvil_py import trial_channel
+from anvil_py.task_loader import load_module
+from anvil_py.task_worker import make_inputs
+from anvil_py.trial_channel import ChannelError, TrialData
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ROOT / "examples" / "tasks"
+
+
+class Server:
+    def __init__(self, *flags):
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+        self.proc = subprocess.Popen([sys.executable, "-m", "anvil_py.task_server", "--control-fd",
+                                      str(theirs.fileno()), *flags], pass_fds=[theirs.fileno()], env=env)
+        theirs.close()
+        self.control.settimeout(120)
+        hello, _ = trial_channel.receive(self.control)
+        assert hello["ready"] is True, hello
+        self.budget = hello["budget_bytes"]
+        self.ids = iter(range(1, 1000))
+
+    def ask(self, message, fds=()):
+        message["id"] = next(self.ids)
+        trial_channel.send(self.control, message, fds)
+        reply, _ = trial_channel.receive(self.control)
+        assert reply["id"] == message["id"]
+        return reply
+
+    def open(self, task, seeds, prepared=None):
+        """(reply, the candidate's end, session id)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        reply = self.ask({"op": "open", "task": str(task), "prepared": prepared or str(task), "seeds": seeds},
+                         [theirs.fileno()])
+        theirs.close()
+        return reply, ours
+
+    def close(self, sid):
+        return self.ask({"op": "close", "session": sid})
+
+    def stop(self):
+        self.control.close()
+        return self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+def fresh_inputs(task, seed):
+    module = load_module(str(task), f"expected_{task.stem}_{seed}")
+    return make_inputs(module.get_inputs, seed, "cpu")
+
+
+def test_inputs_come_as_the_seeds_make_them_each_trial_once(server):
+    reply, end = server.open(TASKS / "relu.py", ["11", "12"])
+    assert reply["ok"] and reply["trials"] == 2
+    sid = reply["id"]
+    data = TrialData(os.dup(end.fileno()))
+    assert data.trials == 2
+    for k, seed in enumerate((11, 12)):
+        got = data.inputs("trial", k, "cpu")
+        want = fresh_inputs(TASKS / "relu.py", seed)
+        assert len(got) == len(want) and all(torch.equal(g, w) for g, w in zip(got, want))
+    # The candidate's copy is its own: writing to it changes nothing the next candidate gets.
+    got[0].fill_(7)
+    # A trial asked for twice is refused, and the session ends.
+    with pytest.raises(ChannelError, match="sent already"):
+        data.inputs("trial", 0, "cpu")
+    closed = server.close(sid)
+    assert closed["served"] == [0, 1] and closed["error"] == ""
+    assert "sent already" in closed["candidate_error"]
+    reply, end2 = server.open(TASKS / "relu.py", ["11", "12"])
+    again = TrialData(end2.detach()).inputs("trial", 1, "cpu")
+    assert torch.equal(again[0], fresh_inputs(TASKS / "relu.py", 12)[0])
+    assert server.close(reply["id"])["served"] == [1]
+    stats = server.ask({"op": "stats"})
+    assert stats["loads"] == 1 and stats["hits"] == 1, stats
+
+
+@pytest.mark.parametrize("request_", [{"get": "expected", "k": 0}, {"get": "trial", "k": 5}, {"get": "trial", "k": "0"},
+                                      {"get": "trial", "k": 0, "seed": 1}])
+def test_a_request_anvil_does_not_know_ends_the_session_not_the_server(server, request_):
+    reply, end = server.open(TASKS / "relu.py", ["3"])
+    trial_channel.receive(end)  # hello
+    trial_channel.send(end, request_)
+    answer, _ = trial_channel.receive(end)
+    assert "error" in answer and "tensors" not in answer
+    closed = server.close(reply["id"])
+    assert closed["served"] == [] and closed["candidate_error"] and closed["error"] == ""
+    # Garbage on the socket, and descriptors the candidate sends, likewise.
+    reply, end = server.open(TASKS / "relu.py", ["3"])
+    trial_channel.receive(end)
+    r, w = os.pipe()
+    socket.send_fds(end, [b"not json"], [r, w])
+    os.close(r)
+    os.close(w)
+    answer, _ = trial_channel.receive(end)
+    assert "descriptors came where none were expected" in answer["error"]
+    assert "broke the channel's protocol" in server.close(reply["id"])["candidate_error"]
+    reply, end = server.open(TASKS / "relu.py", ["3"])
+    assert torch.equal(TrialData(end.detach()).inputs("trial", 0, "cpu")[0], fresh_inputs(TASKS / "relu.py", 3)[0])
+    server.close(reply["id"])
+
+
+def test_a_task_that_fails_is_the_sessions_error_and_the_server_goes_on(server, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\ndef get_inputs():\n    raise ValueError('no inputs here')\n")
+    reply, _ = server.open(bad, ["1"])
+    assert "no inputs here" in reply["error"] and "get_inputs" in reply["error"]
+    reply, end = server.open(TASKS / "relu.py", ["5"])
+    assert reply["ok"]
+    server.close(reply["id"])
+
+
+def test_the_budget_keeps_recent_tasks_and_makes_the_rest_on_request():
+    relu = fresh_inputs(TASKS / "relu.py", 1)[0]
+    one_task = relu.numel() * relu.element_size() * 2
+    s = Server("--budget-bytes", str(one_task))
+    try:
+        for task in ("relu.py", "relu.py", "softmax.py", "relu.py"):
+            reply, end = s.open(TASKS / task, ["1", "2"])
+            data = TrialData(end.detach())
+            for k in (0, 1):
+                assert torch.equal(data.inputs("trial", k, "cpu")[0], fresh_inputs(TASKS / task, k + 1)[0])
+            s.close(reply["id"])
+        stats = s.ask({"op": "stats"})
+        assert stats["hits"] == 1 and stats["loads"] == 3 and stats["evictions"] == 2, stats
+        assert stats["kept_bytes"] <= stats["budget_bytes"]
+    finally:
+        s.stop()
+    s = Server("--budget-bytes", "1")
+    try:
+        reply, end = s.open(TASKS / "relu.py", ["1", "2"])
+        data = TrialData(end.detach())
+        assert torch.equal(data.inputs("trial", 1, "cpu")[0], fresh_inputs(TASKS / "relu.py", 2)[0])
+        s.close(reply["id"])
+        stats = s.ask({"op": "stats"})
+        assert stats["made_on_request"] == 1 and stats["kept_bytes"] == 0, stats
+    finally:
+        s.stop()
+
+
+def test_exported_tensors_are_sealed_memfds_of_their_own_size():
+    t = torch.arange(10, dtype=torch.float32)
+    fd = trial_channel.export(t, "x")
+    try:
+        assert os.fstat(fd).st_size == 40
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        assert seals & fcntl.F_SEAL_SHRINK and seals & fcntl.F_SEAL_GROW and seals & fcntl.F_SEAL_SEAL
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 4)
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 4096)
+        assert os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:anvil-x")
+        back = trial_channel.map_tensor(os.dup(fd), "float32", [10])
+        assert torch.equal(back, t)
+    finally:
+        os.close(fd)
+
+
+def test_the_server_ends_with_its_control_socket():
+    s = Server()
+    assert s.stop() == 0

@@ -1,0 +1,223 @@
+#include "tasks/task_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "core/child_env.h"
+#include "core/environment.h"
+#include "core/unix_message.h"
+
+namespace anvil {
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(180);
+
+std::string ServerKey(const Backend& backend) {
+  std::string key = backend.TorchDevice();
+  for (const auto& [name, value] : backend.ChildEnv()) key += "|" + name + "=" + value;
+  return key;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<TaskServer>> TaskServer::For(const Backend& backend, int64_t budget_bytes) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<TaskServer>> servers;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = ServerKey(backend) + "|" + std::to_string(budget_bytes);
+  auto it = servers.find(key);
+  if (it != servers.end() && it->second->alive()) return it->second;
+  auto started = Start(backend, budget_bytes);
+  if (!started.ok()) return started.status();
+  servers[key] = started.value();
+  return started;
+}
+
+Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, int64_t budget_bytes) {
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::MachineError(std::string("the task server's socket pair: ") + strerror(errno));
+  }
+  EnvPairs added = {{"PYTHONSAFEPATH", "1"},
+                    {"PYTHONDONTWRITEBYTECODE", "1"},
+                    {"PYTHONUNBUFFERED", "1"},
+                    {"PYTHONWARNINGS", "ignore"},
+                    {"PYTHONPATH", PythonPackageDir().string()}};
+  for (auto& kv : backend.ChildEnv()) added.push_back(kv);
+  std::vector<std::string> env_strings = EnvStrings(ChildEnvironment(added));
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = {PythonExecutable(),
+                                   "-m",
+                                   "anvil_py.task_server",
+                                   "--control-fd",
+                                   "3",
+                                   "--device",
+                                   backend.TorchDevice(),
+                                   "--budget-bytes",
+                                   std::to_string(budget_bytes)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(pair[0]);
+    close(pair[1]);
+    return Status::MachineError(std::string("cannot start the task server: fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    // It ends when its socket does (anvil exited or died); no PR_SET_PDEATHSIG,
+    // which follows the forking thread, not the process.
+    if (getppid() != parent) _exit(127);
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      dup2(devnull, STDIN_FILENO);
+      dup2(devnull, STDOUT_FILENO);  // anvil's stdout is its verdicts.
+    }
+    if (dup2(pair[1], 3) < 0) _exit(127);
+    execvpe(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(pair[1]);
+  std::shared_ptr<TaskServer> server(new TaskServer());
+  server->sock_ = pair[0];
+  server->pid_ = pid;
+  pollfd p = {server->sock_, POLLIN, 0};
+  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout).count());
+  const std::string hello = poll(&p, 1, ms) > 0 ? ReceiveUnixMessage(server->sock_) : "";
+  nlohmann::json j = nlohmann::json::parse(hello, nullptr, false);
+  if (!j.is_object() || !j.value("ready", false)) {
+    std::string why = j.is_object() ? j.value("error", std::string()) : std::string();
+    if (why.empty()) why = hello.empty() ? "it ended or said nothing within 180 s" : "it said: " + hello;
+    return Status::MachineError("the task server (python -m anvil_py.task_server) did not start: " + why);
+  }
+  server->alive_ = true;
+  server->reader_ = std::thread([s = server.get()] { s->ReadLoop(); });
+  return server;
+}
+
+TaskServer::~TaskServer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    alive_ = false;
+  }
+  if (sock_ >= 0) shutdown(sock_, SHUT_RDWR);
+  if (reader_.joinable()) reader_.join();
+  if (pid_ > 0) {
+    // Its socket has closed: it ends on its own; SIGKILL if it does not soon.
+    for (int i = 0; i < 50; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      usleep(20000);
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  if (sock_ >= 0) close(sock_);
+}
+
+bool TaskServer::alive() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alive_;
+}
+
+void TaskServer::ReadLoop() {
+  while (true) {
+    std::string text = ReceiveUnixMessage(sock_);
+    nlohmann::json j = text.empty() ? nlohmann::json() : nlohmann::json::parse(text, nullptr, false);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (text.empty()) {
+      alive_ = false;
+      cv_.notify_all();
+      return;
+    }
+    if (j.is_object() && j.contains("id") && j["id"].is_number_unsigned()) {
+      replies_[j["id"].get<uint64_t>()] = std::move(text);
+      cv_.notify_all();
+    }
+  }
+}
+
+Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector<int>& fds) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!alive_) return Status::MachineError("anvil's task server has ended");
+  const uint64_t id = next_id_++;
+  request["id"] = id;
+  if (!SendUnixMessage(sock_, request.dump(), fds)) return Status::MachineError("cannot reach anvil's task server");
+  cv_.wait(lock, [&] { return replies_.count(id) > 0 || !alive_; });
+  auto it = replies_.find(id);
+  if (it == replies_.end()) return Status::MachineError("anvil's task server ended while it was asked");
+  nlohmann::json reply = nlohmann::json::parse(it->second, nullptr, false);
+  replies_.erase(it);
+  if (!reply.is_object()) return Status::MachineError("anvil's task server answered garbage");
+  return reply;
+}
+
+Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared) {
+  if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::MachineError(std::string("a trial data socket pair: ") + strerror(errno));
+  }
+  // The server's end goes to it; ours stays only until the session is open.
+  nlohmann::json request = {
+      {"op", "open"}, {"task", task.path.string()}, {"prepared", prepared.dir.string()}, {"seeds", prepared.seeds}};
+  auto reply = Ask(request, {pair[1]});
+  close(pair[1]);
+  if (!reply.ok() || !reply.value().value("ok", false)) {
+    close(pair[0]);
+    if (!reply.ok()) return reply.status();
+    return Status::MachineError("task " + task.name + ": anvil's task server could not make its trials: " +
+                                reply.value().value("error", std::string("?")));
+  }
+  return std::unique_ptr<Session>(new Session(shared_from_this(), reply.value()["id"].get<uint64_t>(), pair[0]));
+}
+
+Result<TrialSessionEnd> TaskServer::CloseSession(uint64_t id) {
+  auto reply = Ask({{"op", "close"}, {"session", id}}, {});
+  if (!reply.ok()) return reply.status();
+  const nlohmann::json& j = reply.value();
+  TrialSessionEnd end;
+  if (j.contains("served") && j["served"].is_array()) {
+    for (const auto& k : j["served"]) {
+      if (k.is_number_integer()) end.served.push_back(k.get<int>());
+    }
+  }
+  end.error = j.value("error", std::string());
+  end.candidate_error = j.value("candidate_error", std::string());
+  return end;
+}
+
+Result<std::string> TaskServer::Stats() {
+  auto reply = Ask({{"op", "stats"}}, {});
+  if (!reply.ok()) return reply.status();
+  nlohmann::json j = reply.value();
+  j.erase("id");
+  return j.dump();
+}
+
+TaskServer::Session::~Session() {
+  if (!closed_) (void)Close();
+}
+
+Result<TrialSessionEnd> TaskServer::Session::Close() {
+  if (closed_) return Status::Error("the trial session was closed already");
+  closed_ = true;
+  close(candidate_fd_);
+  candidate_fd_ = -1;
+  return server_->CloseSession(id_);
+}
+
+}  // namespace anvil

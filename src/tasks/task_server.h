@@ -1,0 +1,97 @@
+// The task server (python/anvil_py/task_server.py; docs/protocol.md, "trial
+// data"): the trusted process that makes a task's trial inputs from their
+// secret seeds and hands each candidate run copies of them as sealed memfds,
+// on a socket pair whose other end the candidate worker inherits — no file
+// and no address. One per device, a child of this anvil process, started on
+// first use and ending with it; it keeps tasks' inputs warm across candidates
+// within a memory budget (least recently used first out). Thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/status.h"
+#include "tasks/prepare.h"
+#include "tasks/task.h"
+
+namespace anvil {
+
+// What the server did for one candidate run.
+struct TrialSessionEnd {
+  std::vector<int> served;      // Trials whose inputs it sent, in order.
+  std::string error;            // Its own failure (anvil's, never the candidate's); "" if none.
+  std::string candidate_error;  // How the candidate broke the protocol; "" if it did not.
+};
+
+class TaskServer : public std::enable_shared_from_this<TaskServer> {
+ public:
+  // One candidate run's access to its task's trials.
+  class Session {
+   public:
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    // The candidate worker's end (pass it as --data-fd); valid until Close.
+    int candidate_fd() const { return candidate_fd_; }
+    // Call once the candidate's processes have ended: closes its end and says
+    // what was served. Error when the server died meanwhile (anvil's failure).
+    Result<TrialSessionEnd> Close();
+
+   private:
+    friend class TaskServer;
+    Session(std::shared_ptr<TaskServer> server, uint64_t id, int candidate_fd)
+        : server_(std::move(server)), id_(id), candidate_fd_(candidate_fd) {}
+    std::shared_ptr<TaskServer> server_;
+    uint64_t id_;
+    int candidate_fd_;
+    bool closed_ = false;
+  };
+
+  // The server of `backend`'s device, started now if none runs (or the last
+  // one died). `budget_bytes` 0: half the device's free memory at its start.
+  // Error when it cannot start (the message says why).
+  static Result<std::shared_ptr<TaskServer>> For(const Backend& backend, int64_t budget_bytes = 0);
+  ~TaskServer();
+  TaskServer(const TaskServer&) = delete;
+  TaskServer& operator=(const TaskServer&) = delete;
+
+  // Opens a session for a candidate run of `task`, whose trial seeds are
+  // `prepared.seeds`; returns once the server holds the task's inputs (made
+  // now or kept from before). Error (anvil's) when the task fails there or
+  // the server is gone.
+  Result<std::unique_ptr<Session>> Open(const Task& task, const PreparedTask& prepared);
+  // The server's counts as JSON text: loads, hits, evictions,
+  // made_on_request, tasks, kept_bytes, budget_bytes.
+  Result<std::string> Stats();
+  pid_t pid() const { return pid_; }
+  bool alive();
+
+ private:
+  TaskServer() = default;
+  static Result<std::shared_ptr<TaskServer>> Start(const Backend& backend, int64_t budget_bytes);
+  void ReadLoop();
+  // Sends `request` (its "id" set here) with `fds` and waits for the reply.
+  Result<nlohmann::json> Ask(nlohmann::json request, const std::vector<int>& fds);
+  Result<TrialSessionEnd> CloseSession(uint64_t id);
+
+  int sock_ = -1;
+  pid_t pid_ = -1;
+  std::thread reader_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool alive_ = false;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::string> replies_;
+};
+
+}  // namespace anvil

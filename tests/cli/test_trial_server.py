@@ -1,0 +1,92 @@
+"""--trial-data server (issue 38, step 1): the trials' inputs come from anvil's task server as memfds, with the
+verdicts the files give; a candidate that plays with the channel gets nothing and fails as itself."""
+
+from conftest import EXAMPLES, eval_json
+
+RELU = EXAMPLES / "tasks" / "relu.py"
+CANDIDATES = EXAMPLES / "candidates" / "relu"
+
+
+def statuses(verdicts):
+    return {v["candidate"]["path"].rsplit("/", 1)[-1]: v["status"] for v in verdicts}
+
+
+def test_the_server_gives_the_verdicts_the_files_give(tmp_path):
+    names = ["pass_kb.py", "pass_native.cpp", "wrong_answer_kb.py", "wrong_answer_native.cpp",
+             "runtime_error_kb.py", "segfault_native.cpp"]
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
+    by_files, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2")
+    assert p.returncode in (0, 1), p.stderr
+    by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "server")
+    assert p.returncode in (0, 1), p.stderr
+    want = {"pass_kb.py": "pass", "pass_native.cpp": "pass", "wrong_answer_kb.py": "wrong_answer",
+            "wrong_answer_native.cpp": "wrong_answer", "runtime_error_kb.py": "runtime_error",
+            "segfault_native.cpp": "runtime_error"}
+    assert statuses(by_files) == want
+    assert statuses(by_server) == want
+    assert {v["gates"]["run"]["trial_data"] for v in by_server} == {"server"}
+    assert {v["gates"]["run"]["trial_data"] for v in by_files} == {"files"}
+    passed = [v for v in by_server if v["status"] == "pass"]
+    assert passed and all(v["gates"]["correct"]["passed"] == 5 for v in passed)
+
+
+# Writes over its inputs after computing its outputs: the next candidate still gets the task's own inputs.
+SCRIBBLER = r"""
+#include <cstdint>
+#include "anvil/native.h"
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  if (n_in != 1 || n_out != 1) return 1;
+  const int64_t n = anvil_numel(&in[0]);
+  float* x = static_cast<float*>(const_cast<void*>(in[0].data));
+  float* y = static_cast<float*>(out[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  for (int64_t i = 0; i < n; ++i) x[i] = 1e9f;
+  return 0;
+}
+"""
+
+# Asks the task server, on its first call, for what it does not serve: a native candidate (the static check
+# stops the same in Python, `import socket`, before it runs).
+PROBER = r"""
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "anvil/native.h"
+// Writes a request for what the server does not serve on every socket it holds, then computes ReLU.
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  static bool asked = false;
+  if (!asked) {
+    asked = true;
+    const char req[] = "{\"get\": \"expected\", \"k\": 0}";
+    for (int fd = 3; fd < 64; ++fd) {
+      struct stat st;
+      if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) (void)write(fd, req, sizeof(req) - 1);
+    }
+  }
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return 0;
+}
+"""
+
+
+def test_a_candidate_cannot_spoil_the_inputs_or_ask_the_server_for_more(tmp_path):
+    (tmp_path / "scribbler.cpp").write_text(SCRIBBLER)
+    (tmp_path / "prober.cpp").write_text(PROBER)
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{c}"}}\n' for c in
+                            (tmp_path / "scribbler.cpp", CANDIDATES / "pass_native.cpp", tmp_path / "prober.cpp",
+                             CANDIDATES / "pass_kb.py")))
+    verdicts, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "1", "--no-perf", "--trial-data", "server")
+    assert p.returncode in (0, 1), p.stderr
+    got = statuses(verdicts)
+    assert got["scribbler.cpp"] == "pass" and got["pass_native.cpp"] == "pass" and got["pass_kb.py"] == "pass", got
+    prober = next(v for v in verdicts if v["candidate"]["path"].endswith("prober.cpp"))
+    # Its own failure, never the machine's: the server told it only that it does not serve that.
+    assert prober["status"] == "runtime_error", prober
+    assert "a request anvil does not know" in prober["gates"]["run"]["message"], prober["gates"]["run"]
