@@ -20,8 +20,11 @@ import traceback
 
 import torch
 
-from anvil_py import trial_channel
+from anvil_py import tensor_io, trial_channel
 from anvil_py.task_loader import TaskError, call_stage, load_module
+from anvil_py.compare_torch import compare_tensors
+from anvil_py.task_worker import _init_inputs as init_inputs_under
+from anvil_py.task_worker import _outputs as reference_outputs
 from anvil_py.task_worker import make_inputs
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
@@ -45,13 +48,20 @@ def _nbytes(values):
 
 
 class _Entry:
-    """One task's inputs: made from its seeds once, or on each request when they do not fit the budget."""
+    """One task's trials: each one's inputs and, when the session compares, the reference's outputs; made from the
+    seeds once and kept, or made on each request when they do not fit the budget."""
 
-    def __init__(self, key, path, seeds, device):
-        self.key, self.path, self.seeds, self.device = key, path, seeds, device
+    def __init__(self, key, request):
+        self.key = key
+        self.path = request["task"]
+        self.seeds = [str(s) for s in request["seeds"]]
+        self.reference = bool(request.get("compare"))
+        self.init_seed = int(request.get("init_seed", 42))
+        self.tf32 = request.get("tf32", "off")
         self.get_inputs = None
+        self.model = None
         self.module_name = ""
-        self.inputs = None  # [[values] per trial] while kept.
+        self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
         self.bytes = 0
         self.users = 0
         self.ready = threading.Event()
@@ -60,7 +70,8 @@ class _Entry:
 
 class Tasks:
     """Prepared tasks kept warm within `budget` bytes, least recently used evicted first. Task code (importing the
-    task, get_inputs under a seed) runs one call at a time: torch's generator is the process's."""
+    task, building its model, get_inputs under a seed, the reference's forward) runs one call at a time: torch's
+    generator and TF32 switches are the process's."""
 
     def __init__(self, device, budget):
         self.device, self.budget = device, budget
@@ -71,9 +82,10 @@ class Tasks:
         self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0}
 
     def kept_bytes(self):
-        return sum(e.bytes for e in self.entries.values() if e.inputs is not None)
+        return sum(e.bytes for e in self.entries.values() if e.trials is not None)
 
-    def acquire(self, key, path, seeds):
+    def acquire(self, request):
+        key = request["prepared"] + ("|reference" if request.get("compare") else "")
         with self.lock:
             entry = self.entries.get(key)
             if entry is not None and entry.error is None:
@@ -81,7 +93,7 @@ class Tasks:
                 entry.users += 1
                 self.counts["hits"] += 1
             else:
-                entry = _Entry(key, path, seeds, self.device)
+                entry = _Entry(key, request)
                 entry.users = 1
                 self.entries[key] = entry
                 self.entries.move_to_end(key)
@@ -107,14 +119,16 @@ class Tasks:
                 if not hasattr(module, "get_inputs"):
                     raise TaskError("missing", f"{os.path.basename(entry.path)} does not define get_inputs")
                 entry.get_inputs = module.get_inputs
+                if entry.reference:
+                    entry.model = _build_reference(module, entry, self.device)
                 first = self._make(entry, 0)
-            entry.bytes = _nbytes(first) * len(entry.seeds)
+            entry.bytes = (_nbytes(first[0]) + _nbytes(first[1] or [])) * len(entry.seeds)
             with self.lock:
                 if self._make_room(entry):
-                    entry.inputs = [first]
-            if entry.inputs is not None:
+                    entry.trials = [first]
+            if entry.trials is not None:
                 with self.task_code:
-                    entry.inputs += [self._make(entry, k) for k in range(1, len(entry.seeds))]
+                    entry.trials += [self._make(entry, k) for k in range(1, len(entry.seeds))]
         except BaseException as e:  # noqa: BLE001 - the session says it, anvil judges it
             entry.error = e if isinstance(e, TaskError) else TaskError("server", f"{type(e).__name__}: {e}",
                                                                        traceback.format_exc())
@@ -123,23 +137,31 @@ class Tasks:
 
     def _make_room(self, entry):
         """Evicts unused tasks, least recently used first, until `entry` fits (under self.lock). False: it does
-        not fit even alone (or beside the tasks in use): its inputs are made on each request."""
+        not fit even alone (or beside the tasks in use): its trials are made on each request."""
         for key in list(self.entries):
             if self.kept_bytes() + entry.bytes <= self.budget:
                 break
             other = self.entries[key]
-            if other is not entry and other.users == 0 and other.inputs is not None:
+            if other is not entry and other.users == 0 and other.trials is not None:
                 del self.entries[key]
                 sys.modules.pop(other.module_name, None)
                 self.counts["evictions"] += 1
         return self.kept_bytes() + entry.bytes <= self.budget
 
     def _make(self, entry, k):
-        return make_inputs(entry.get_inputs, int(entry.seeds[k]), self.device)
+        """(inputs, expected outputs or None) of trial k: the reference's forward right after its inputs, as
+        prepare ran it (a forward that draws random numbers draws the same ones)."""
+        inputs = make_inputs(entry.get_inputs, int(entry.seeds[k]), self.device)
+        if entry.model is None:
+            return inputs, None
+        set_tf32(entry.tf32)
+        with torch.no_grad():
+            outputs = reference_outputs(call_stage("forward", entry.model, *inputs))
+        return inputs, outputs
 
-    def trial_inputs(self, entry, k):
-        if entry.inputs is not None:
-            return entry.inputs[k]
+    def trial(self, entry, k):
+        if entry.trials is not None:
+            return entry.trials[k]
         with self.task_code:
             self.counts["made_on_request"] += 1
             return self._make(entry, k)
@@ -149,13 +171,61 @@ class Tasks:
             return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(), budget_bytes=self.budget)
 
 
+def _build_reference(module, entry, device):
+    """The task's Model as prepare builds it: get_init_inputs() under the init seed, then on the device."""
+    missing = [n for n in ("Model", "get_init_inputs") if not hasattr(module, n)]
+    if missing:
+        raise TaskError("missing", f"{os.path.basename(entry.path)} does not define {', '.join(missing)}")
+    set_tf32(entry.tf32)
+    init_inputs = init_inputs_under(module.get_init_inputs, entry.init_seed)
+    model = call_stage("init", lambda: module.Model(*init_inputs))
+    return call_stage("init", lambda: model.to(device))
+
+
+# Elements of each output re-read from the exported buffer after its comparison (a change: run.after_return).
+RECHECK_SAMPLE = 64
+_SAME_SIZE_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def set_tf32(mode):
+    """The reference's TF32 switches for this entry ("off": exact fp32; "default": torch's defaults), set both ways:
+    the process serves tasks of several policies."""
+    torch.backends.cudnn.allow_tf32 = mode != "off"
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
 class _Session:
-    def __init__(self, sid, sock):
-        self.id, self.sock = sid, sock
+    def __init__(self, sid, sock, request):
+        self.id, self.sock, self.request = sid, sock, request
         self.served = []
         self.error = ""          # The server's own failure: anvil's, never the candidate's.
         self.candidate_error = ""  # The candidate broke the protocol.
+        self.results = {}        # Trial -> its comparison (sessions that compare).
+        self.after_return = []   # Outputs that changed in their exported buffer after `done`.
+        self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
+        self.lock = threading.Lock()
         self.thread = None
+
+    def report(self):
+        with self.lock:
+            return {"served": list(self.served), "error": self.error, "candidate_error": self.candidate_error,
+                    "results": [dict(self.results[k], trial=k) for k in sorted(self.results)],
+                    "after_return": list(self.after_return)}
+
+
+def _tolerance(request, name, dtype):
+    """(atol, rtol, nan_equal) of an output: anvil's per-dtype table, its atol scaled by the trivial guard."""
+    atol, rtol = request.get("tolerance", {}).get(tensor_io.dtype_name(dtype), [0.0, 0.0])
+    atol *= request.get("atol_scale", {}).get(name, 1.0)
+    return float(atol), float(rtol), bool(request.get("nan_equal", True))
+
+
+def _changed(buffer, private, points):
+    """Whether the exported buffer's elements at `points` differ, bit for bit, from the private copy."""
+    ints = _SAME_SIZE_INTS[buffer.element_size()]
+    b = buffer.reshape(-1)[points].view(ints) if buffer.dtype != torch.bool else buffer.reshape(-1)[points]
+    p = private.reshape(-1)[points].view(ints) if private.dtype != torch.bool else private.reshape(-1)[points]
+    return not torch.equal(b, p)
 
 
 class Server:
@@ -182,6 +252,10 @@ class Server:
             elif op == "close":
                 # Off this thread: the session may be sending a trial's inputs still.
                 threading.Thread(target=self.close, args=(request,), daemon=True).start()
+            elif op == "results":
+                session = self.sessions.get(request.get("session"))
+                self.reply(dict(session.report(), id=request.get("id")) if session else
+                           {"id": request.get("id"), "error": "no such session"})
             elif op == "stats":
                 self.reply(dict(self.tasks.stats(), id=request.get("id")))
             else:
@@ -190,7 +264,7 @@ class Server:
                 self.reply({"id": request.get("id"), "error": f"unknown request {op!r}"})
 
     def open(self, request, fd):
-        session = _Session(request.get("id"), socket.socket(fileno=fd))
+        session = _Session(request.get("id"), socket.socket(fileno=fd), request)
         self.sessions[session.id] = session
         session.thread = threading.Thread(target=self.run_session, args=(session, request), daemon=True)
         session.thread.start()
@@ -207,13 +281,12 @@ class Server:
             pass
         session.thread.join()
         session.sock.close()
-        self.reply({"id": request.get("id"), "served": session.served, "error": session.error,
-                    "candidate_error": session.candidate_error})
+        session.buffers.clear()  # Buffers of trials never done: released.
+        self.reply(dict(session.report(), id=request.get("id")))
 
     def run_session(self, session, request):
         try:
-            seeds = [str(s) for s in request["seeds"]]
-            entry = self.tasks.acquire(request["prepared"], request["task"], seeds)
+            entry = self.tasks.acquire(request)
         except TaskError as e:
             self.reply({"id": session.id, "error": f"{e.message} [stage: {e.stage}]"})
             return
@@ -221,15 +294,15 @@ class Server:
             self.reply({"id": session.id, "error": f"{type(e).__name__}: {e}"})
             return
         try:
-            self.reply({"id": session.id, "ok": True, "trials": len(seeds)})
-            self.answer(session, entry, len(seeds))
+            self.reply({"id": session.id, "ok": True, "trials": len(entry.seeds)})
+            self.answer(session, entry, len(entry.seeds))
         finally:
             self.tasks.release(entry)
 
     def answer(self, session, entry, trials):
         sock = session.sock
         try:
-            trial_channel.send(sock, {"trials": trials})
+            trial_channel.send(sock, {"trials": trials, "compare": entry.reference})
             while True:
                 try:
                     message, _ = trial_channel.receive(sock)
@@ -237,40 +310,103 @@ class Server:
                     raise
                 except ChannelError as e:
                     message = {"broken": str(e)}
-                k = message.get("k")
-                if "broken" in message:
-                    problem = f"the candidate broke the channel's protocol: {message['broken']}"
-                elif message.get("get") != "trial" or type(k) is not int or set(message) != {"get", "k"}:
-                    problem = f"a request anvil does not know: {message!r:.200}"
-                elif not 0 <= k < trials:
-                    problem = f"trial {k} does not exist (the task has {trials})"
-                elif k in session.served:
-                    problem = f"trial {k}'s inputs were sent already (each trial's once)"
-                else:
-                    problem = ""
+                problem = self.check_request(session, entry, message, trials)
                 if problem:
-                    session.candidate_error = problem
+                    with session.lock:
+                        session.candidate_error = problem
                     trial_channel.send(sock, {"error": problem})
                     return
-                try:
-                    values = self.tasks.trial_inputs(entry, k)
-                    named = [(f"in{i}", v) for i, v in enumerate(values)]
-                except BaseException as e:  # noqa: BLE001 - the server's failure
-                    session.error = f"making trial {k}'s inputs: {type(e).__name__}: {e}"
-                    trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
-                    return
-                try:
-                    trial_channel.send_tensors(sock, named)
-                except ChannelError:
-                    raise
-                except OSError as e:
-                    if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
+                if "done" in message:
+                    if not self.compare(session, entry, message):
+                        trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
                         return
-                    session.error = f"sending trial {k}'s inputs: {e}"
+                    trial_channel.send(sock, {"compared": message["done"]})
+                elif not self.send_trial(session, entry, message["k"]):
                     return
-                session.served.append(k)
         except (ChannelError, OSError):
             return  # The candidate closed its end (or ended): the session is over.
+
+    @staticmethod
+    def check_request(session, entry, message, trials):
+        """What is wrong with a candidate's request ("" if nothing)."""
+        if "broken" in message:
+            return f"the candidate broke the channel's protocol: {message['broken']}"
+        if "done" in message:
+            k = message["done"]
+            extra = set(message) - {"done", "problem"}
+            if not entry.reference or type(k) is not int or extra or not isinstance(message.get("problem", ""), str):
+                return f"a request anvil does not know: {message!r:.200}"
+            if k not in session.buffers:
+                return f"trial {k} is not waiting for its outputs"
+            return ""
+        k = message.get("k")
+        if message.get("get") != "trial" or type(k) is not int or set(message) != {"get", "k"}:
+            return f"a request anvil does not know: {message!r:.200}"
+        if not 0 <= k < trials:
+            return f"trial {k} does not exist (the task has {trials})"
+        if k in session.served:
+            return f"trial {k}'s inputs were sent already (each trial's once)"
+        return ""
+
+    def send_trial(self, session, entry, k):
+        """Trial k's inputs (and, when the session compares, buffers for its outputs); False when the session ends."""
+        try:
+            inputs, expected = self.tasks.trial(entry, k)
+            named = [(f"in{i}", v) for i, v in enumerate(inputs)]
+            outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            session.error = f"making trial {k}: {type(e).__name__}: {e}"
+            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            return False
+        try:
+            buffers = trial_channel.send_tensors(session.sock, named, outputs)
+        except ChannelError:
+            raise
+        except OSError as e:
+            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
+                return False
+            session.error = f"sending trial {k}: {e}"
+            return False
+        with session.lock:
+            session.served.append(k)
+            if entry.reference:
+                session.buffers[k] = buffers
+        return True
+
+    def compare(self, session, entry, message):
+        """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
+        reference's, then a random sample of the buffer read again. False on the server's own failure."""
+        k = message["done"]
+        buffers = session.buffers.pop(k)
+        result = {"problem": "", "outputs": []}
+        try:
+            if message.get("problem"):
+                # The worker found the outputs' count, shape or dtype other than the reference's.
+                result["problem"] = message["problem"][:500]
+            else:
+                _, expected = self.tasks.trial(entry, k)
+                for (name, buffer), want in zip(buffers, expected):
+                    private = buffer.clone()
+                    atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
+                    r = compare_tensors(want, private.to(want.device), atol, rtol, nan_equal)
+                    r.update(name=name, dtype=tensor_io.dtype_name(want.dtype), atol=atol, rtol=rtol)
+                    result["outputs"].append(r)
+                    if not r["ok"] and not result["problem"]:
+                        result["problem"] = r["problem"]
+                    if buffer.numel():
+                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),))
+                        if _changed(buffer, private, points):
+                            with session.lock:
+                                session.after_return.append(
+                                    f"trial {k}: {name} changed in its buffer after the worker handed it over")
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            session.error = f"comparing trial {k}: {type(e).__name__}: {e}"
+            return False
+        finally:
+            buffers.clear()  # Unmapped here; the candidate's own mapping keeps its pages until it lets go.
+        with session.lock:
+            session.results[k] = result
+        return True
 
 
 def main(argv=None):

@@ -8,6 +8,7 @@ else, its size sealed: the receiver maps it, and the sender never reads it again
 
 import fcntl
 import json
+import math
 import mmap
 import os
 import socket
@@ -82,9 +83,27 @@ def export(tensor, name):
     return fd
 
 
-def send_tensors(sock, named_values):
-    """[(name, value)] as one message: tensors as memfds in order, other values as JSON scalars."""
-    entries, fds = [], []
+def output_buffer(name, dtype, shape):
+    """(fd, tensor): a zeroed, sealed memfd of its own for one output, and this side's mapping of it."""
+    size = dtype.itemsize * math.prod(shape)
+    fd = os.memfd_create(f"anvil-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        if size == 0:
+            return fd, torch.empty(shape, dtype=dtype)
+        m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, torch.frombuffer(m, dtype=torch.uint8).view(dtype).reshape(shape)
+
+
+def send_tensors(sock, named_values, outputs=()):
+    """[(name, value)] as one message: tensors as memfds in order, other values as JSON scalars; then, for each of
+    `outputs` [(name, dtype, shape)], an empty buffer the receiver writes. Returns [(name, this side's mapping)] of
+    the output buffers."""
+    entries, fds, buffers = [], [], []
     try:
         for name, value in named_values:
             if isinstance(value, torch.Tensor):
@@ -93,12 +112,25 @@ def send_tensors(sock, named_values):
                     fds.append(export(value, name))
             else:
                 entries.append({"name": name, "scalar": tensor_io.to_json_value(value)})
+        described = []
+        for name, dtype, shape in outputs:
+            fd, mapped = output_buffer(name, dtype, shape)
+            if mapped.numel():
+                fds.append(fd)
+            else:
+                os.close(fd)
+            buffers.append((name, mapped))
+            described.append({"name": name, "dtype": tensor_io.dtype_name(dtype), "shape": list(shape)})
         if len(fds) > MAX_FDS:
             raise ChannelError(f"{len(fds)} tensors in one message; the channel passes at most {MAX_FDS}")
-        send(sock, {"tensors": entries}, fds)
+        message = {"tensors": entries}
+        if outputs:
+            message["outputs"] = described
+        send(sock, message, fds)
     finally:
         for fd in fds:
             os.close(fd)
+    return buffers
 
 
 def map_tensor(fd, dtype, shape):
@@ -117,44 +149,77 @@ def map_tensor(fd, dtype, shape):
     return torch.frombuffer(m, dtype=torch.uint8).view(tensor_io.dtype_from_name(dtype)).reshape(shape)
 
 
-def receive_tensors(sock, device="cpu"):
-    """send_tensors' message: [(name, value)], tensors on `device`. ChannelError on a reply that says so."""
+def _mapped_entries(entries, fds, device):
+    values = []
+    for entry in entries:
+        if "scalar" in entry:
+            values.append((entry["name"], tensor_io.from_json_value(entry["scalar"])))
+            continue
+        dtype = tensor_io.dtype_from_name(entry["dtype"])
+        if not all(isinstance(d, int) and d >= 0 for d in entry["shape"]):
+            raise ChannelError(f"malformed shape {entry['shape']!r}")
+        if 0 in entry["shape"]:
+            t = torch.empty(entry["shape"], dtype=dtype)
+        else:
+            if not fds:
+                raise ChannelError("fewer descriptors than tensors")
+            t = map_tensor(fds.pop(0), entry["dtype"], entry["shape"])
+        values.append((entry["name"], t if device is None else t.to(device)))
+    return values
+
+
+def receive_tensors(sock, device="cpu", with_outputs=False):
+    """send_tensors' message: [(name, value)], tensors on `device`; with_outputs: ([(name, value)], [(name, output
+    buffer)]), the buffers mapped here. ChannelError on a reply that says so."""
     message, fds = receive(sock, MAX_FDS)
     fds = list(fds)
     try:
         if "error" in message:
             raise ChannelError(f"anvil's task server refused: {message['error']}")
-        values = []
-        for entry in message.get("tensors", []):
-            if "scalar" in entry:
-                values.append((entry["name"], tensor_io.from_json_value(entry["scalar"])))
-                continue
-            dtype = tensor_io.dtype_from_name(entry["dtype"])
-            if not all(isinstance(d, int) and d >= 0 for d in entry["shape"]):
-                raise ChannelError(f"malformed shape {entry['shape']!r}")
-            if 0 in entry["shape"]:
-                t = torch.empty(entry["shape"], dtype=dtype)
-            else:
-                if not fds:
-                    raise ChannelError("fewer descriptors than tensors")
-                t = map_tensor(fds.pop(0), entry["dtype"], entry["shape"])
-            values.append((entry["name"], t.to(device)))
+        values = _mapped_entries(message.get("tensors", []), fds, device)
+        buffers = _mapped_entries(message.get("outputs", []), fds, None) if with_outputs else []
         if fds:
             raise ChannelError("more descriptors than tensors")
-        return values
+        return (values, buffers) if with_outputs else values
     finally:
         for fd in fds:
             os.close(fd)
 
 
 class TrialData:
-    """The candidate worker's side: asks the task server for each trial's inputs (`--data-fd`)."""
+    """The candidate worker's side: asks the task server for each trial's inputs (`--data-fd`) and, when the server
+    compares, hands it each trial's outputs in the buffers it sent."""
 
     def __init__(self, fd):
         self.sock = socket.socket(fileno=fd)
         hello, _ = receive(self.sock)
         self.trials = int(hello.get("trials", 0))
+        self.compares = bool(hello.get("compare", False))
+        self.buffers = {}
 
     def inputs(self, kind, k, device):
         send(self.sock, {"get": kind, "k": k})
-        return [v for _, v in receive_tensors(self.sock, device)]
+        values, self.buffers[k] = receive_tensors(self.sock, device, with_outputs=True)
+        return [v for _, v in values]
+
+    def done(self, k, outputs):
+        """Copies trial k's outputs into the server's buffers (a count, shape or dtype other than the reference's is
+        said instead, for the server to judge) and waits until the server has compared them."""
+        buffers = self.buffers.pop(k)
+        problem = ""
+        if len(outputs) != len(buffers):
+            problem = f"output count: {len(outputs)} outputs where the reference has {len(buffers)}"
+        for (name, buffer), out in zip(buffers, outputs):
+            if problem:
+                break
+            if list(out.shape) != list(buffer.shape):
+                problem = f"shape: {name} is {list(out.shape)} where the reference's is {list(buffer.shape)}"
+            elif out.dtype != buffer.dtype:
+                problem = f"dtype: {name} is {out.dtype} where the reference's is {buffer.dtype}"
+            else:
+                buffer.copy_(out)
+        buffers = None
+        send(self.sock, {"done": k, "problem": problem} if problem else {"done": k})
+        reply, _ = receive(self.sock)
+        if reply.get("compared") != k:
+            raise ChannelError(f"anvil's task server refused: {reply.get('error', reply)}")

@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,105 @@ def test_exported_tensors_are_sealed_memfds_of_their_own_size():
 def test_the_server_ends_with_its_control_socket():
     s = Server()
     assert s.stop() == 0
+
+
+TOLERANCE = {"float32": [1e-4, 1e-4], "float64": [1e-6, 1e-6], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2]}
+
+
+def open_comparing(server, task, seeds, **extra):
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    reply = server.ask(dict({"op": "open", "task": str(task), "prepared": str(task), "seeds": seeds, "compare": True,
+                             "tolerance": TOLERANCE, "nan_equal": True}, **extra), [theirs.fileno()])
+    theirs.close()
+    assert reply.get("ok"), reply
+    return reply["id"], TrialData(ours.detach())
+
+
+def test_outputs_go_back_in_the_servers_buffers_and_are_compared_there(server):
+    sid, data = open_comparing(server, TASKS / "relu.py", ["21", "22", "23"], atol_scale={"out0": 3.0})
+    assert data.compares and data.trials == 3
+    (x,) = data.inputs("trial", 0, "cpu")
+    data.done(0, [torch.relu(x)])
+    (x,) = data.inputs("trial", 1, "cpu")
+    wrong = torch.relu(x)
+    wrong[3, 5] += 1.0
+    data.done(1, [wrong])
+    (x,) = data.inputs("trial", 2, "cpu")
+    data.done(2, [torch.relu(x)[:8]])  # The wrong shape: never copied, judged by the server.
+    mid = server.ask({"op": "results", "session": sid})
+    assert [r["trial"] for r in mid["results"]] == [0, 1, 2]
+    report = server.close(sid)
+    right, off, short = report["results"]
+    assert right["problem"] == "" and right["outputs"][0]["ok"] and right["outputs"][0]["mismatches"] == 0
+    assert right["outputs"][0]["atol"] == pytest.approx(3e-4) and right["outputs"][0]["elements"] == 16 * 1024
+    assert off["problem"] == "values" and off["outputs"][0]["mismatches"] == 1
+    assert off["outputs"][0]["first_mismatch_index"] == [3, 5]
+    assert short["problem"].startswith("shape") and short["outputs"] == []
+    assert report["after_return"] == [] and report["error"] == "" and report["candidate_error"] == ""
+
+
+def test_the_reference_is_the_one_prepare_makes(server, tmp_path):
+    """A forward that draws random numbers (dropout in training mode) draws the ones prepare's did: its outputs
+    come right after its trial's inputs, from the same seed."""
+    task = tmp_path / "noisy.py"
+    task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.nn.functional.dropout(x, 0.5, training=True)\n"
+                    "def get_inputs():\n    return [torch.randn(64)]\ndef get_init_inputs():\n    return []\n")
+    out = tmp_path / "prepared"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
+                        str(out), "--seeds", "5,6"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    from anvil_py import tensor_io
+    sid, data = open_comparing(server, task, ["5", "6"])
+    for k in (0, 1):
+        data.inputs("trial", k, "cpu")
+        data.done(k, [tensor_io.read_dir(out / f"trial_{k}" / "expected")[0][1]])
+    results = server.close(sid)["results"]
+    assert [r["problem"] for r in results] == ["", ""], results
+
+
+def test_an_output_changed_after_it_was_handed_over_is_after_return(server):
+    import threading
+    sid, data = open_comparing(server, TASKS / "relu.py", ["31"])
+    (x,) = data.inputs("trial", 0, "cpu")
+    buffer = data.buffers[0][0][1]
+    buffer.copy_(torch.relu(x))
+    stop = threading.Event()
+
+    def scribble():
+        i = 0
+        while not stop.is_set():
+            i += 1
+            buffer.fill_(float(i))
+
+    thread = threading.Thread(target=scribble)
+    thread.start()
+    time.sleep(0.05)  # Scribbling (a fill every few microseconds) before and while the server compares.
+    try:
+        trial_channel.send(data.sock, {"done": 0})
+        reply, _ = trial_channel.receive(data.sock)
+    finally:
+        stop.set()
+        thread.join()
+    assert reply == {"compared": 0}
+    report = server.close(sid)
+    assert report["after_return"] and "changed in its buffer" in report["after_return"][0], report
+
+
+@pytest.mark.parametrize("message", [{"done": 1}, {"done": 0, "extra": 1}, {"done": "0"}])
+def test_done_for_what_was_not_sent_ends_the_session(server, message):
+    sid, data = open_comparing(server, TASKS / "relu.py", ["41", "42"])
+    data.inputs("trial", 0, "cpu")
+    trial_channel.send(data.sock, message)
+    answer, _ = trial_channel.receive(data.sock)
+    assert "error" in answer
+    report = server.close(sid)
+    assert report["candidate_error"] and report["results"] == []
+    # A session that only serves inputs takes no outputs.
+    reply, end = server.open(TASKS / "relu.py", ["3"])
+    plain = TrialData(end.detach())
+    plain.inputs("trial", 0, "cpu")
+    trial_channel.send(plain.sock, {"done": 0})
+    assert "error" in trial_channel.receive(plain.sock)[0]
+    server.close(reply["id"])
