@@ -119,7 +119,7 @@ def compare_tensors(expected, actual, atol, rtol, nan_equal=True):
     return result
 
 
-def _json_number(x):
+def json_number(x):
     """NaN and infinities as text: JSON has none."""
     return x if math.isfinite(x) else repr(x)
 
@@ -135,7 +135,7 @@ def main(argv):
         actual = tensor_io.read_dir(case["actual"])[0][1]
         result = compare_tensors(expected, actual, case["atol"], case["rtol"], case["nan_equal"])
         for key in ("expected_at_first", "actual_at_first", "max_abs_error", "max_rel_error", "mean_abs_error"):
-            result[key] = _json_number(result[key])
+            result[key] = json_number(result[key])
         print(json.dumps(result))
     return 0
 

@@ -23,6 +23,7 @@ import torch
 from anvil_py import tensor_io, trial_channel
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
+from anvil_py.compare_torch import json_number
 from anvil_py.task_worker import _init_inputs as init_inputs_under
 from anvil_py.task_worker import _outputs as reference_outputs
 from anvil_py.task_worker import make_inputs
@@ -185,6 +186,8 @@ def _build_reference(module, entry, device):
 # Elements of each output re-read from the exported buffer after its comparison (a change: run.after_return).
 RECHECK_SAMPLE = 64
 _SAME_SIZE_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+# Fields of a comparison that may be NaN or infinite: sent as text ("nan", "inf", "-inf"), which JSON can hold.
+_FLOAT_FIELDS = ("expected_at_first", "actual_at_first", "max_abs_error", "max_rel_error", "mean_abs_error")
 
 
 def set_tf32(mode):
@@ -203,6 +206,10 @@ class _Session:
         self.results = {}        # Trial -> its comparison (sessions that compare).
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
         self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
+        # The last compared trial's buffers, with the elements drawn from the private copy, read once more at the
+        # candidate's next request or when the session closes, then released: (trial, [(name, buffer, points,
+        # values)]).
+        self.recheck = None
         self.lock = threading.Lock()
         self.thread = None
 
@@ -220,12 +227,27 @@ def _tolerance(request, name, dtype):
     return float(atol), float(rtol), bool(request.get("nan_equal", True))
 
 
-def _changed(buffer, private, points):
-    """Whether the exported buffer's elements at `points` differ, bit for bit, from the private copy."""
-    ints = _SAME_SIZE_INTS[buffer.element_size()]
-    b = buffer.reshape(-1)[points].view(ints) if buffer.dtype != torch.bool else buffer.reshape(-1)[points]
-    p = private.reshape(-1)[points].view(ints) if private.dtype != torch.bool else private.reshape(-1)[points]
-    return not torch.equal(b, p)
+def _bits(values):
+    """Elements as integers of their size: NaNs compare by their bits."""
+    return values if values.dtype == torch.bool else values.view(_SAME_SIZE_INTS[values.element_size()])
+
+
+def _changed(buffer, points, values):
+    """Whether the exported buffer's elements at `points` differ, bit for bit, from `values` (the private copy's)."""
+    return not torch.equal(_bits(buffer.reshape(-1)[points]), _bits(values))
+
+
+def _recheck(session):
+    """Reads the last compared trial's drawn elements once more (a change since the copy: after_return), then lets
+    its buffers go."""
+    if session.recheck is None:
+        return
+    k, drawn = session.recheck
+    session.recheck = None
+    for name, buffer, points, values in drawn:
+        if _changed(buffer, points, values):
+            with session.lock:
+                session.after_return.append(f"trial {k}: {name} changed in its buffer after the worker handed it over")
 
 
 class Server:
@@ -281,6 +303,7 @@ class Server:
             pass
         session.thread.join()
         session.sock.close()
+        _recheck(session)
         session.buffers.clear()  # Buffers of trials never done: released.
         self.reply(dict(session.report(), id=request.get("id")))
 
@@ -310,6 +333,7 @@ class Server:
                     raise
                 except ChannelError as e:
                     message = {"broken": str(e)}
+                _recheck(session)  # Whatever comes next, the last trial's buffers are read once more first.
                 problem = self.check_request(session, entry, message, trials)
                 if problem:
                     with session.lock:
@@ -378,6 +402,7 @@ class Server:
         reference's, then a random sample of the buffer read again. False on the server's own failure."""
         k = message["done"]
         buffers = session.buffers.pop(k)
+        drawn = []
         result = {"problem": "", "outputs": []}
         try:
             if message.get("problem"):
@@ -390,20 +415,25 @@ class Server:
                     atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
                     r = compare_tensors(want, private.to(want.device), atol, rtol, nan_equal)
                     r.update(name=name, dtype=tensor_io.dtype_name(want.dtype), atol=atol, rtol=rtol)
+                    for key in _FLOAT_FIELDS:
+                        r[key] = json_number(r[key])
                     result["outputs"].append(r)
                     if not r["ok"] and not result["problem"]:
                         result["problem"] = r["problem"]
                     if buffer.numel():
                         points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),))
-                        if _changed(buffer, private, points):
-                            with session.lock:
-                                session.after_return.append(
-                                    f"trial {k}: {name} changed in its buffer after the worker handed it over")
+                        drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
+                    del private
         except BaseException as e:  # noqa: BLE001 - the server's failure
             session.error = f"comparing trial {k}: {type(e).__name__}: {e}"
             return False
         finally:
-            buffers.clear()  # Unmapped here; the candidate's own mapping keeps its pages until it lets go.
+            buffers.clear()
+        # Read again now, and once more at the next request or the close (then unmapped here; the candidate's own
+        # mapping keeps its pages until it lets go).
+        session.recheck = (k, drawn)
+        _recheck(session)
+        session.recheck = (k, drawn) if not any(f"trial {k}:" in a for a in session.after_return) else None
         with session.lock:
             session.results[k] = result
         return True

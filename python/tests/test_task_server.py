@@ -244,19 +244,23 @@ def test_an_output_changed_after_it_was_handed_over_is_after_return(server):
     buffer = data.buffers[0][0][1]
     buffer.copy_(torch.relu(x))
     stop = threading.Event()
+    fills = [0]
 
     def scribble():
-        i = 0
         while not stop.is_set():
-            i += 1
-            buffer.fill_(float(i))
+            fills[0] += 1
+            buffer.fill_(float(fills[0]))
 
     thread = threading.Thread(target=scribble)
     thread.start()
-    time.sleep(0.05)  # Scribbling (a fill every few microseconds) before and while the server compares.
     try:
         trial_channel.send(data.sock, {"done": 0})
         reply, _ = trial_channel.receive(data.sock)
+        # The server's copy was made before its reply; a fill after it is a change it must see when it reads the
+        # buffer once more (at the close, at the latest).
+        after = fills[0] + 2
+        while fills[0] < after:
+            time.sleep(0.001)
     finally:
         stop.set()
         thread.join()

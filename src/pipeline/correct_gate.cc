@@ -43,9 +43,11 @@ CompareResult CompareDrawn(const TensorEntry& we, const void* want, const std::v
   return r;
 }
 
+}  // namespace
+
 // The policy's, then the task sidecar's, then --atol/--rtol (Verdict::policy
 // records the last two as overrides).
-Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options) {
+Tolerance TrialTolerance(const Task& task, DType dtype, const EvalOptions& options) {
   Tolerance tol = DefaultTolerance(dtype, options.policy);
   for (const auto& o : task.tolerances) {
     if (o.dtype == DTypeName(dtype)) {
@@ -57,8 +59,6 @@ Tolerance ToleranceFor(const Task& task, DType dtype, const EvalOptions& options
   if (options.rtol) tol.rtol = *options.rtol;
   return tol;
 }
-
-}  // namespace
 
 TrialCheck Evaluator::CompareTrial(const Task& task, const PreparedTask& prepared, const fs::path& want_dir,
                                    const fs::path& got_dir, int trial, Verdict& v,
@@ -87,7 +87,7 @@ TrialCheck Evaluator::CompareTrial(const Task& task, const PreparedTask& prepare
     OutputCheck o;
     o.name = we.name;
     o.dtype = std::string(DTypeName(we.dtype));
-    o.tolerance = ToleranceFor(task, we.dtype, options_);
+    o.tolerance = TrialTolerance(task, we.dtype, options_);
     if (auto scale = prepared.atol_scale.find(we.name); scale != prepared.atol_scale.end()) {
       o.tolerance.atol *= scale->second;
     }

@@ -19,6 +19,7 @@
 #include "integrity/symbol_scan.h"
 #include "pipeline/runtime_outcome.h"
 #include "pipeline/scratch_budget.h"
+#include "pipeline/server_trials.h"
 #include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
 #include "tasks/task_server.h"
@@ -517,6 +518,20 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   return req;
 }
 
+TrialCompare Evaluator::ServerCompare(const Task& task, const PreparedTask& prepared) const {
+  TrialCompare compare;
+  compare.init_seed = PrepareOptions{}.init_seed;
+  compare.reference_tf32 = options_.policy.reference_tf32;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt64, DType::kInt32,
+                      DType::kInt16, DType::kInt8, DType::kUInt8, DType::kBool}) {
+    const Tolerance tol = TrialTolerance(task, dtype, options_);
+    compare.tolerance[std::string(DTypeName(dtype))] = {tol.atol, tol.rtol};
+    compare.nan_equal = tol.nan_equal;
+  }
+  compare.atol_scale = prepared.atol_scale;
+  return compare;
+}
+
 Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                                              const fs::path& candidate, const fs::path& work,
                                              std::uintmax_t scratch_room, const std::function<void()>& release_run_slot,
@@ -571,18 +586,26 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     req.prepared = ref;
     req.out_dir = work / (prepared.streamed ? "got_" + std::to_string(g) : std::string("trials"));
     // The trials' inputs from the task server (a session per run), or the files.
+    // With it the server also compares the trials' outputs, which the
+    // candidate hands back in buffers of the server's (docs/protocol.md).
     std::unique_ptr<TaskServer::Session> session;
+    std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
     v.run.trial_data = "files";
     if (options_.trial_server && !prepared.streamed && !prepared.seeds.empty()) {
       StageClock clock(v, "make_trials");
+      const TrialCompare compare = ServerCompare(task, prepared);
       auto server = TaskServer::For(backend_, options_.trial_server_budget);
-      auto opened = server.ok() ? server.value()->Open(task, prepared) : server.status();
+      auto opened = server.ok() ? server.value()->Open(task, prepared, &compare) : server.status();
       if (!opened.ok()) {
         infra(opened.message());
         return checked;
       }
       session = std::move(opened).value();
       req.data_fd = session->candidate_fd();
+      req.trials_done = [&] {
+        auto report = ended ? Result<TrialSessionEnd>(*ended) : session->Results();
+        return report.ok() ? static_cast<int>(report.value().results.size()) : 0;
+      };
       v.run.trial_data = "server";
     }
     bool compared = false;
@@ -590,9 +613,19 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     auto compare = [&] {
       StageClock clock(v, "compare");
       std::vector<CompareJob> jobs;
-      for (int k = 0; k < per_group; ++k) {
+      for (int k = 0; k < per_group && !session; ++k) {
         const std::string trial = "trial_" + std::to_string(k);
         jobs.push_back({ref / trial / "expected", req.out_dir / trial, g * per_group + k, std::nullopt});
+      }
+      if (session) {
+        // Compared by the server as the candidate handed them over.
+        auto report = ended ? Result<TrialSessionEnd>(*ended) : session->Results();
+        if (!report.ok() || !report.value().error.empty()) {
+          v.error = "anvil's task server failed while the candidate ran (not the candidate's doing): " +
+                    (report.ok() ? report.value().error : report.message());
+        } else {
+          v.correct.details = TrialChecksFromServer(report.value().results, per_group);
+        }
       }
       // Catalog C1: the same model on shapes the benchmark does not show.
       if (held_out) {
@@ -603,8 +636,9 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         }
       }
       std::vector<TrialCheck> checks = CompareTrials(task, prepared, jobs, v);
+      const int first_held_out = session ? 0 : per_group;
       for (std::size_t i = 0; i < checks.size(); ++i) {
-        (static_cast<int>(i) < per_group ? v.correct.details : v.correct.held_out).push_back(std::move(checks[i]));
+        (static_cast<int>(i) < first_held_out ? v.correct.details : v.correct.held_out).push_back(std::move(checks[i]));
       }
       compared = true;
     };
@@ -654,12 +688,17 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
               (end.ok() ? end.value().error : end.message()));
         return checked;
       }
+      ended = std::move(end).value();
     }
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
       return checked;
     }
     RunOutcome trials = run.value();
+    if (ended) {
+      // Outputs that changed in the server's buffers after the worker handed them over (run.after_return).
+      trials.after_return.insert(trials.after_return.end(), ended->after_return.begin(), ended->after_return.end());
+    }
     if (trials.timed.calls_started) {
       // Every trial was written and right before the timed calls began: what
       // went wrong after them belongs to gate 4.

@@ -25,6 +25,7 @@
 #include "run/candidate_run.h"
 #include "tasks/prepare.h"
 #include "tasks/task.h"
+#include "tasks/task_server.h"
 #include "verify/reward.h"
 #include "verify/verdict.h"
 
@@ -75,6 +76,10 @@ struct EvalOptions {
 // the trials' sets (those some call uses); none for streamed tasks (GBs per
 // set: timed on trial 0 alone).
 int RecheckSets(const PreparedTask& prepared, const EvalOptions& options);
+
+// An output's tolerance: the policy's for its dtype, then the task sidecar's,
+// then --atol/--rtol (Verdict::policy records the last two as overrides).
+Tolerance TrialTolerance(const Task& task, DType dtype, const EvalOptions& options);
 
 // Where a batch has an evaluation wait its turn (pipeline/batch.h): its
 // extraction and compile take a slot of `compile` (the node's CPUs), its
@@ -178,6 +183,9 @@ class Evaluator {
   // large outputs are the elements RecheckPoints draws from that seed.
   // The task's tolerance, each output's atol scaled as the trivial-output
   // guard asked (PreparedTask::atol_scale).
+  // What a comparing task server session needs: the reference's seed and
+  // TF32 switch, every dtype's tolerance, the trivial guard's atol factors.
+  TrialCompare ServerCompare(const Task& task, const PreparedTask& prepared) const;
   TrialCheck CompareTrial(const Task& task, const PreparedTask& prepared, const std::filesystem::path& want_dir,
                           const std::filesystem::path& got_dir, int trial, Verdict& v,
                           std::optional<uint64_t> recheck_seed = std::nullopt);

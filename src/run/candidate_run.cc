@@ -26,7 +26,8 @@ constexpr int kStderrTailLines = 25;
 
 // What the child's folder says so far: its error, trial 0's aten ops, and how
 // many trials it wrote.
-void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) {
+void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out,
+                 const std::function<int()>& trials_done) {
   if (const nlohmann::json error = ReadJsonObject(out_dir / "error.json"); !error.empty()) {
     out.stage = error.value("stage", "");
     out.message = error.value("message", "");
@@ -50,6 +51,10 @@ void ReadWritten(const fs::path& out_dir, int expected_trials, RunOutcome& out) 
   }
   std::error_code ec;
   out.trials_completed = 0;
+  if (trials_done) {
+    out.trials_completed = std::min(trials_done(), expected_trials);
+    return;
+  }
   while (out.trials_completed < expected_trials &&
          fs::exists(out_dir / ("trial_" + std::to_string(out.trials_completed)) / "tensors.json", ec)) {
     ++out.trials_completed;
@@ -149,7 +154,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
           announced = Clock::now();
           extension->store(std::numeric_limits<int32_t>::max());  // The child waits for us meanwhile.
           RunOutcome trials;
-          ReadWritten(request.out_dir, expected_trials, trials);
+          ReadWritten(request.out_dir, expected_trials, trials, request.trials_done);
           const bool time_them = request.time_after_trials(trials);
           extension->store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
           return time_them;
@@ -224,7 +229,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (announced) out.trials_seconds = std::chrono::duration<double>(*announced - start).count();
   out.sandbox_layers = p.sandbox_layers;
   out.stderr_tail = TailLines(p.err + p.out, kStderrTailLines);
-  ReadWritten(request.out_dir, expected_trials, out);
+  ReadWritten(request.out_dir, expected_trials, out, request.trials_done);
   JudgeWorkerReport(report.Lines(), report.overflowed(), request.out_dir, p.Succeeded(), out);
   const bool timed = out.timed.calls_started;
   // A broken protocol is judged by the caller (a cheat), not a failed run.

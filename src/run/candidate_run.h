@@ -83,6 +83,10 @@ struct RunRequest {
   // The candidate's end of a task server session (tasks/task_server.h): its
   // trials' inputs come from there instead of the prepared folder; -1: none.
   int data_fd = -1;
+  // Set: how many trials the candidate has handed over (a comparing session
+  // takes its outputs, tasks/task_server.h), instead of the trial folders
+  // written in out_dir.
+  std::function<int()> trials_done;
   const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
   std::string sandbox_switches;      // As in CandidateAccess::switches.
   // The candidate's processes' quotas (core/cgroup.h); zeros: none. One that

@@ -165,7 +165,8 @@ Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector
   return reply;
 }
 
-Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared) {
+Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared,
+                                                              const TrialCompare* compare) {
   if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -174,6 +175,15 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
   // The server's end goes to it; ours stays only until the session is open.
   nlohmann::json request = {
       {"op", "open"}, {"task", task.path.string()}, {"prepared", prepared.dir.string()}, {"seeds", prepared.seeds}};
+  if (compare != nullptr) {
+    request["compare"] = true;
+    request["init_seed"] = compare->init_seed;
+    request["tf32"] = compare->reference_tf32 ? "default" : "off";
+    request["tolerance"] = nlohmann::json::object();
+    for (const auto& [dtype, tol] : compare->tolerance) request["tolerance"][dtype] = {tol.first, tol.second};
+    request["nan_equal"] = compare->nan_equal;
+    request["atol_scale"] = compare->atol_scale;
+  }
   auto reply = Ask(request, {pair[1]});
   close(pair[1]);
   if (!reply.ok() || !reply.value().value("ok", false)) {
@@ -185,18 +195,27 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
   return std::unique_ptr<Session>(new Session(shared_from_this(), reply.value()["id"].get<uint64_t>(), pair[0]));
 }
 
-Result<TrialSessionEnd> TaskServer::CloseSession(uint64_t id) {
-  auto reply = Ask({{"op", "close"}, {"session", id}}, {});
+Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_t id) {
+  auto reply = Ask({{"op", op}, {"session", id}}, {});
   if (!reply.ok()) return reply.status();
   const nlohmann::json& j = reply.value();
+  if (!j.contains("served")) {
+    return Status::MachineError("anvil's task server: " + j.value("error", std::string("no report of the session")));
+  }
   TrialSessionEnd end;
-  if (j.contains("served") && j["served"].is_array()) {
+  if (j["served"].is_array()) {
     for (const auto& k : j["served"]) {
       if (k.is_number_integer()) end.served.push_back(k.get<int>());
     }
   }
   end.error = j.value("error", std::string());
   end.candidate_error = j.value("candidate_error", std::string());
+  if (j.contains("results") && j["results"].is_array()) end.results = j["results"];
+  if (j.contains("after_return") && j["after_return"].is_array()) {
+    for (const auto& a : j["after_return"]) {
+      if (a.is_string()) end.after_return.push_back(a.get<std::string>());
+    }
+  }
   return end;
 }
 
@@ -217,7 +236,12 @@ Result<TrialSessionEnd> TaskServer::Session::Close() {
   closed_ = true;
   close(candidate_fd_);
   candidate_fd_ = -1;
-  return server_->CloseSession(id_);
+  return server_->SessionReport("close", id_);
+}
+
+Result<TrialSessionEnd> TaskServer::Session::Results() {
+  if (closed_) return Status::Error("the trial session was closed already");
+  return server_->SessionReport("results", id_);
 }
 
 }  // namespace anvil

@@ -26,11 +26,25 @@
 
 namespace anvil {
 
+// A session whose trials' outputs come back to the server, which compares
+// them with the reference's there (docs/protocol.md, "comparing sessions").
+struct TrialCompare {
+  int init_seed = 42;
+  bool reference_tf32 = false;
+  // (atol, rtol) by dtype name ("float32", ...); a dtype not listed is exact.
+  std::map<std::string, std::pair<double, double>> tolerance;
+  bool nan_equal = true;
+  std::map<std::string, double> atol_scale;  // By output name: its atol's factor.
+};
+
 // What the server did for one candidate run.
 struct TrialSessionEnd {
   std::vector<int> served;      // Trials whose inputs it sent, in order.
   std::string error;            // Its own failure (anvil's, never the candidate's); "" if none.
   std::string candidate_error;  // How the candidate broke the protocol; "" if it did not.
+  // A comparing session's "results" and "after_return" (docs/protocol.md).
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<std::string> after_return;
 };
 
 class TaskServer : public std::enable_shared_from_this<TaskServer> {
@@ -46,6 +60,9 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
     // Call once the candidate's processes have ended: closes its end and says
     // what was served. Error when the server died meanwhile (anvil's failure).
     Result<TrialSessionEnd> Close();
+    // What it has compared so far (a comparing session; `served` and the
+    // errors as Close's), while the candidate still runs.
+    Result<TrialSessionEnd> Results();
 
    private:
     friend class TaskServer;
@@ -69,7 +86,8 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   // `prepared.seeds`; returns once the server holds the task's inputs (made
   // now or kept from before). Error (anvil's) when the task fails there or
   // the server is gone.
-  Result<std::unique_ptr<Session>> Open(const Task& task, const PreparedTask& prepared);
+  Result<std::unique_ptr<Session>> Open(const Task& task, const PreparedTask& prepared,
+                                        const TrialCompare* compare = nullptr);
   // The server's counts as JSON text: loads, hits, evictions,
   // made_on_request, tasks, kept_bytes, budget_bytes.
   Result<std::string> Stats();
@@ -82,7 +100,7 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   void ReadLoop();
   // Sends `request` (its "id" set here) with `fds` and waits for the reply.
   Result<nlohmann::json> Ask(nlohmann::json request, const std::vector<int>& fds);
-  Result<TrialSessionEnd> CloseSession(uint64_t id);
+  Result<TrialSessionEnd> SessionReport(const std::string& op, uint64_t id);
 
   int sock_ = -1;
   pid_t pid_ = -1;

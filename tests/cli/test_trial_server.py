@@ -11,24 +11,43 @@ def statuses(verdicts):
     return {v["candidate"]["path"].rsplit("/", 1)[-1]: v["status"] for v in verdicts}
 
 
+def details(verdict):
+    """What the comparison found, trial by trial: enough to tell two comparisons apart."""
+    return [(t["trial"], t["problem"], [(o["name"], o["problem"], o.get("mismatches"), o.get("first_mismatch"),
+                                         o.get("max_abs_error")) for o in t["outputs"]])
+            for t in verdict["gates"]["correct"]["details"]]
+
+
 def test_the_server_gives_the_verdicts_the_files_give(tmp_path):
+    short = (CANDIDATES / "pass_kb.py").read_text().replace(
+        "return _ext.relu_forward(x.contiguous())", "return _ext.relu_forward(x.contiguous())[:8]")
+    (tmp_path / "short_kb.py").write_text(short)
     names = ["pass_kb.py", "pass_native.cpp", "wrong_answer_kb.py", "wrong_answer_native.cpp",
              "runtime_error_kb.py", "segfault_native.cpp"]
+    paths = [CANDIDATES / n for n in names] + [tmp_path / "short_kb.py"]
     jobs = tmp_path / "jobs.jsonl"
-    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
+    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{c}"}}\n' for c in paths))
     by_files, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2")
     assert p.returncode in (0, 1), p.stderr
     by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "server")
     assert p.returncode in (0, 1), p.stderr
     want = {"pass_kb.py": "pass", "pass_native.cpp": "pass", "wrong_answer_kb.py": "wrong_answer",
             "wrong_answer_native.cpp": "wrong_answer", "runtime_error_kb.py": "runtime_error",
-            "segfault_native.cpp": "runtime_error"}
+            "segfault_native.cpp": "runtime_error", "short_kb.py": "wrong_answer"}
     assert statuses(by_files) == want
     assert statuses(by_server) == want
     assert {v["gates"]["run"]["trial_data"] for v in by_server} == {"server"}
     assert {v["gates"]["run"]["trial_data"] for v in by_files} == {"files"}
     passed = [v for v in by_server if v["status"] == "pass"]
     assert passed and all(v["gates"]["correct"]["passed"] == 5 for v in passed)
+    # The server compares as the files do, field for field (the same secret seeds, the same reference).
+    files = {v["candidate"]["path"]: v for v in by_files}
+    for v in by_server:
+        assert details(v) == details(files[v["candidate"]["path"]]), v["candidate"]["path"]
+        if v["status"] != "pass":  # A pass's feedback holds its times.
+            assert v["feedback"] == files[v["candidate"]["path"]]["feedback"]
+    short = next(v for v in by_server if v["candidate"]["path"].endswith("short_kb.py"))
+    assert {t["problem"] for t in short["gates"]["correct"]["details"]} == {"shape"}
 
 
 # Writes over its inputs after computing its outputs: the next candidate still gets the task's own inputs.
@@ -90,3 +109,65 @@ def test_a_candidate_cannot_spoil_the_inputs_or_ask_the_server_for_more(tmp_path
     # Its own failure, never the machine's: the server told it only that it does not serve that.
     assert prober["status"] == "runtime_error", prober
     assert "a request anvil does not know" in prober["gates"]["run"]["message"], prober["gates"]["run"]
+
+
+# Keeps writing zeros into the task server's output buffers after the worker has handed them over, through
+# mappings of its own. Its static hits (/proc, mremap, a thread) are let through (ANVIL_STATIC_VERDICTS=0) to see
+# what the run finds.
+LATECOMER = r"""
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "anvil/native.h"
+
+// ReLU into its output, and a thread that keeps writing zeros into the task server's output buffers through
+// mappings of its own (the worker's mapping is duplicated with mremap), after the worker has handed them over.
+static void Scribble() {
+  std::vector<std::pair<void*, size_t>> mine;
+  for (int round = 0; round < 200000; ++round) {
+    if (round % 1000 == 0) {
+      FILE* maps = fopen("/proc/self/maps", "r");
+      char line[512];
+      while (maps != nullptr && fgets(line, sizeof(line), maps) != nullptr) {
+        if (strstr(line, "memfd:anvil-out") == nullptr) continue;
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+        void* dup = mremap(reinterpret_cast<void*>(lo), 0, hi - lo, MREMAP_MAYMOVE);
+        if (dup != MAP_FAILED) mine.emplace_back(dup, hi - lo);
+      }
+      if (maps != nullptr) fclose(maps);
+    }
+    for (auto& [p, n] : mine) memset(p, 0, n);
+  }
+}
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  static std::atomic<bool> started{false};
+  if (!started.exchange(true)) std::thread(Scribble).detach();
+  if (n_in != 1 || n_out != 1) return 1;
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return 0;
+}
+"""
+
+
+def test_an_output_changed_after_it_was_handed_over_is_a_cheat(tmp_path):
+    (tmp_path / "latecomer.cpp").write_text(LATECOMER)
+    args = ("-t", str(RELU), "-c", str(tmp_path / "latecomer.cpp"), "--timeout", "20", "--no-perf")
+    env = {"ANVIL_STATIC_VERDICTS": "0"}
+    (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)
+    assert by_server["status"] == "cheat", by_server["gates"]["run"]
+    assert "changed in its buffer after the worker handed it over" in by_server["gates"]["run"]["after_return"][0]
+    assert "run.after_return" in [h["rule"] for h in by_server["gates"]["legal"]["hits"]]
+    # With files there are no buffers to reach: its outputs are right.
+    (by_files,), p = eval_json(*args, env=env)
+    assert by_files["status"] == "pass", by_files["gates"]["run"]
