@@ -324,13 +324,16 @@ def _held_out_trials(model, device, timer, args, trace, ops):
         write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
-def _timing_sets(trials, device, args):
+def _timing_sets(trials, device, args, data=None):
     """(warm, sets): trial 0's inputs for the warmup and the timing sets' inputs, on the device — or, for a task
-    without timing sets, no warmup inputs of their own and the trials' sets."""
+    without timing sets, no warmup inputs of their own and the trials' sets; for one whose trials only the task
+    server holds (a streamed task), fresh copies of its trials' inputs from there."""
     def read(d):
         return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
 
     timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
+    if not timing and not trials and data is not None:
+        return None, [data.inputs("timing", k, device) for k in range(min(max(args.recheck_sets, 1), data.trials))]
     if timing:
         return read(trials[0][1]), [read(d) for d in timing[:max(args.recheck_sets, 1)]]
     return None, [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
@@ -429,7 +432,7 @@ def run(args):
         if clock:
             # The timing sets go onto the device while anvil compares the trials.
             clock.announce_trials()
-            warm, sets = _timing_sets(trial_dirs, device, args)  # Still from files (issue 38, step 3).
+            warm, sets = _timing_sets(trial_dirs, device, args, data)  # Files where there are (issue 38, step 3).
             timer.sync()
             timeline.lap("perf_inputs")
         traced = clock.await_perf() if clock else None

@@ -149,23 +149,25 @@ class Tasks:
                 self.counts["evictions"] += 1
         return self.kept_bytes() + entry.bytes <= self.budget
 
-    def _make(self, entry, k):
+    def _make(self, entry, k, reference=True):
         """(inputs, expected outputs or None) of trial k: the reference's forward right after its inputs, as
         prepare ran it (a forward that draws random numbers draws the same ones)."""
         inputs = make_inputs(entry.get_inputs, int(entry.seeds[k]), self.device)
-        if entry.model is None:
+        if entry.model is None or not reference:
             return inputs, None
         set_tf32(entry.tf32)
         with torch.no_grad():
             outputs = reference_outputs(call_stage("forward", entry.model, *inputs))
         return inputs, outputs
 
-    def trial(self, entry, k):
+    def trial(self, entry, k, reference=True):
+        """Trial k's (inputs, expected outputs or None): kept, or made now (its inputs alone when `reference` is
+        false)."""
         if entry.trials is not None:
             return entry.trials[k]
         with self.task_code:
             self.counts["made_on_request"] += 1
-            return self._make(entry, k)
+            return self._make(entry, k, reference)
 
     def stats(self):
         with self.lock:
@@ -206,6 +208,8 @@ class _Session:
         self.results = {}        # Trial -> its comparison (sessions that compare).
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
         self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
+        self.timing = []         # Trials whose inputs went again, for the timed calls.
+        self.made = {}           # Trial -> the reference's outputs made for it (a task over the budget).
         # The last compared trial's buffers, with the elements drawn from the private copy, read once more at the
         # candidate's next request or when the session closes, then released: (trial, [(name, buffer, points,
         # values)]).
@@ -345,7 +349,7 @@ class Server:
                         trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
                         return
                     trial_channel.send(sock, {"compared": message["done"]})
-                elif not self.send_trial(session, entry, message["k"]):
+                elif not self.send_trial(session, entry, message["k"], message["get"] == "timing"):
                     return
         except (ChannelError, OSError):
             return  # The candidate closed its end (or ended): the session is over.
@@ -364,20 +368,27 @@ class Server:
                 return f"trial {k} is not waiting for its outputs"
             return ""
         k = message.get("k")
-        if message.get("get") != "trial" or type(k) is not int or set(message) != {"get", "k"}:
+        kind = message.get("get")
+        if kind not in ("trial", "timing") or type(k) is not int or set(message) != {"get", "k"}:
             return f"a request anvil does not know: {message!r:.200}"
         if not 0 <= k < trials:
             return f"trial {k} does not exist (the task has {trials})"
-        if k in session.served:
+        if kind == "trial" and k in session.served:
             return f"trial {k}'s inputs were sent already (each trial's once)"
+        if kind == "timing" and k in session.timing:
+            return f"trial {k}'s inputs for the timed calls were sent already (once)"
         return ""
 
-    def send_trial(self, session, entry, k):
-        """Trial k's inputs (and, when the session compares, buffers for its outputs); False when the session ends."""
+    def send_trial(self, session, entry, k, timing=False):
+        """Trial k's inputs (and, when the session compares, buffers for its outputs); for the timed calls, fresh
+        copies of its inputs alone (a task without timing sets of its own). False when the session ends."""
         try:
-            inputs, expected = self.tasks.trial(entry, k)
+            inputs, expected = self.tasks.trial(entry, k, reference=not timing)
+            if entry.trials is None and not timing:
+                session.made[k] = expected  # Made for this request: kept until compared.
             named = [(f"in{i}", v) for i, v in enumerate(inputs)]
-            outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
+            outputs = [] if timing else [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
+            del inputs
         except BaseException as e:  # noqa: BLE001 - the server's failure
             session.error = f"making trial {k}: {type(e).__name__}: {e}"
             trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
@@ -392,6 +403,9 @@ class Server:
             session.error = f"sending trial {k}: {e}"
             return False
         with session.lock:
+            if timing:
+                session.timing.append(k)
+                return True
             session.served.append(k)
             if entry.reference:
                 session.buffers[k] = buffers
@@ -409,7 +423,7 @@ class Server:
                 # The worker found the outputs' count, shape or dtype other than the reference's.
                 result["problem"] = message["problem"][:500]
             else:
-                _, expected = self.tasks.trial(entry, k)
+                expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
                 for (name, buffer), want in zip(buffers, expected):
                     private = buffer.clone()
                     atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)

@@ -198,8 +198,12 @@ class TrialData:
         self.buffers = {}
 
     def inputs(self, kind, k, device):
+        """Trial k's inputs ("trial"; with buffers for its outputs when the server compares), or fresh copies of them
+        for the timed calls ("timing")."""
         send(self.sock, {"get": kind, "k": k})
-        values, self.buffers[k] = receive_tensors(self.sock, device, with_outputs=True)
+        values, buffers = receive_tensors(self.sock, device, with_outputs=True)
+        if kind == "trial":
+            self.buffers[k] = buffers
         return [v for _, v in values]
 
     def done(self, k, outputs):

@@ -285,3 +285,16 @@ def test_done_for_what_was_not_sent_ends_the_session(server, message):
     trial_channel.send(plain.sock, {"done": 0})
     assert "error" in trial_channel.receive(plain.sock)[0]
     server.close(reply["id"])
+
+
+def test_the_timed_calls_get_fresh_copies_of_a_trials_inputs_once(server):
+    sid, data = open_comparing(server, TASKS / "relu.py", ["51", "52"])
+    (x,) = data.inputs("trial", 0, "cpu")
+    x.fill_(0)  # The candidate's trial copy, spoiled.
+    data.done(0, [x])
+    (again,) = data.inputs("timing", 0, "cpu")
+    assert torch.equal(again, fresh_inputs(TASKS / "relu.py", 51)[0])
+    assert 0 not in data.buffers or data.buffers[0] == []
+    with pytest.raises(ChannelError, match="sent already"):
+        data.inputs("timing", 0, "cpu")
+    assert "for the timed calls were sent already" in server.close(sid)["candidate_error"]

@@ -43,12 +43,10 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "(0: no limit beyond the free space)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option(
-         "--trial-data", f.trial_data,
-         "Where candidates get their trials' inputs: 'files' (the prepared folder) or 'server' (made "
-         "from their secret seeds by anvil's task server, one per device, and handed to each candidate "
-         "as memfds of its own, which hands its outputs back for the server to compare; streamed tasks still use "
-         "files)")
+  cmd->add_option("--trial-data", f.trial_data,
+                  "Where candidates get their trials' inputs: 'files' (the prepared folder) or 'server' (made "
+                  "from their secret seeds by anvil's task server, one per device, and handed to each candidate "
+                  "as memfds of its own, which hands its outputs back for the server to compare; streamed tasks too)")
       ->check(CLI::IsMember({"files", "server"}))
       ->capture_default_str();
   cmd->add_option("--trial-server-budget", f.trial_server_budget,

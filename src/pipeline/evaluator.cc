@@ -406,17 +406,19 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   // --keep-work keeps the folder on the disk, to be read afterwards.
   const bool scratch_named = std::getenv("ANVIL_SCRATCH_DIR") != nullptr;
   std::optional<ScratchReservation> scratch;
-  if (prepared.streamed && !scratch_named) {
+  // With the task server the trials never reach the folder, streamed or not.
+  const bool files = !ServedTrials(prepared);
+  if (prepared.streamed && files && !scratch_named) {
     const auto trial = static_cast<std::uintmax_t>(prepared.trial_bytes);
     scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
                     static_cast<std::uintmax_t>(prepared.trials) * 2 * trial + trial + kScratchSlackBytes);
-  } else if (!prepared.streamed && !scratch_named && !options_.keep_work) {
+  } else if ((!prepared.streamed || !files) && !scratch_named && !options_.keep_work) {
     scratch.emplace(ScratchBudget::Memory(), OutputBytes(prepared) + kRunScratchSlackBytes);
   }
   const std::uintmax_t scratch_room = scratch ? scratch->bytes() : 0;
   const bool in_memory = scratch_room > 0;
-  auto made = in_memory || (prepared.streamed && scratch_named) ? MakeScratchDir("anvil-eval-", scratch_room)
-                                                                : MakeTempDir("anvil-eval-");
+  auto made = in_memory || (prepared.streamed && files && scratch_named) ? MakeScratchDir("anvil-eval-", scratch_room)
+                                                                         : MakeTempDir("anvil-eval-");
   if (!made.ok()) {
     v.error = made.message();
     v.status = VerdictStatus::kInfraError;
@@ -518,6 +520,10 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   return req;
 }
 
+bool Evaluator::ServedTrials(const PreparedTask& prepared) const {
+  return options_.trial_server && !prepared.seeds.empty();
+}
+
 TrialCompare Evaluator::ServerCompare(const Task& task, const PreparedTask& prepared) const {
   TrialCompare compare;
   compare.init_seed = PrepareOptions{}.init_seed;
@@ -552,7 +558,8 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   // deleted before the next.
   int groups = 1;
   int per_group = prepared.trials;
-  if (prepared.streamed) {
+  const bool served = ServedTrials(prepared);
+  if (prepared.streamed && !served) {
     const std::uintmax_t all_trials =
         static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
     // In memory: what this evaluation reserved; on the disk: its free space.
@@ -567,7 +574,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   }
   for (int g = 0; g < groups; ++g) {
     fs::path ref = prepared.dir;
-    if (prepared.streamed) {
+    if (prepared.streamed && !served) {
       ref = work / ("ref_" + std::to_string(g));
       std::vector<std::string> seeds(prepared.seeds.begin() + g * per_group,
                                      prepared.seeds.begin() + (g + 1) * per_group);
@@ -591,7 +598,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     std::unique_ptr<TaskServer::Session> session;
     std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
     v.run.trial_data = "files";
-    if (options_.trial_server && !prepared.streamed && !prepared.seeds.empty()) {
+    if (served) {
       StageClock clock(v, "make_trials");
       const TrialCompare compare = ServerCompare(task, prepared);
       auto server = TaskServer::For(backend_, options_.trial_server_budget);

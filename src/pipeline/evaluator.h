@@ -60,10 +60,10 @@ struct EvalOptions {
   // to this many times, each alone on the machine after a health probe
   // (pipeline/infra_retry.cc); 0: never.
   int infra_retries = 2;
-  // The trials' inputs come from the device's task server (tasks/task_server.h:
-  // made from their seeds, passed as memfds) rather than the prepared
-  // folder's files; streamed tasks still use files. Its memory budget: 0 for
-  // half the device's free memory.
+  // The trials come from the device's task server (tasks/task_server.h:
+  // inputs made from their seeds, passed as memfds; outputs handed back and
+  // compared there) rather than the prepared folder's files, streamed tasks
+  // too. Its memory budget: 0 for half the device's free memory.
   bool trial_server = false;
   int64_t trial_server_budget = 0;
   // The cache's bound, kept by evicting least recently used entries
@@ -186,6 +186,9 @@ class Evaluator {
   // What a comparing task server session needs: the reference's seed and
   // TF32 switch, every dtype's tolerance, the trivial guard's atol factors.
   TrialCompare ServerCompare(const Task& task, const PreparedTask& prepared) const;
+  // Whether the task server holds this task's trials for its runs
+  // (--trial-data server and its seeds known), streamed tasks included.
+  bool ServedTrials(const PreparedTask& prepared) const;
   TrialCheck CompareTrial(const Task& task, const PreparedTask& prepared, const std::filesystem::path& want_dir,
                           const std::filesystem::path& got_dir, int trial, Verdict& v,
                           std::optional<uint64_t> recheck_seed = std::nullopt);

@@ -171,3 +171,24 @@ def test_an_output_changed_after_it_was_handed_over_is_a_cheat(tmp_path):
     # With files there are no buffers to reach: its outputs are right.
     (by_files,), p = eval_json(*args, env=env)
     assert by_files["status"] == "pass", by_files["gates"]["run"]
+
+
+def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
+    """A task whose trials are too large to cache (here: over --max-trial-bytes 1000) is made by the server on
+    request, not into files per candidate; its timed calls get fresh copies of trial 0's inputs from there."""
+    names = ["pass_kb.py", "pass_native.cpp", "wrong_answer_native.cpp"]
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
+    args = ("--list", str(jobs), "--timeout", "20", "--max-trial-bytes", "1000", "--baselines", "none")
+    by_files, p = eval_json(*args)
+    assert p.returncode in (0, 1), p.stderr
+    by_server, p = eval_json(*args, "--trial-data", "server")
+    assert p.returncode in (0, 1), p.stderr
+    assert statuses(by_server) == statuses(by_files) == {"pass_kb.py": "pass", "pass_native.cpp": "pass",
+                                                          "wrong_answer_native.cpp": "wrong_answer"}
+    files = {v["candidate"]["path"]: v for v in by_files}
+    for v in by_server:
+        assert v["gates"]["run"]["trial_data"] == "server"
+        assert details(v) == details(files[v["candidate"]["path"]])
+        if v["status"] == "pass":
+            assert v["gates"]["perf"]["candidate"]["median_ms"] > 0, v["gates"]["perf"]
