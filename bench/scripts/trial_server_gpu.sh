@@ -28,6 +28,7 @@ for pair in "level1/1_Square_matrix_multiplication_.py level_1_problem_1_sample_
   echo "{\"task\": \"$PWD/.kb/$1\", \"candidate\": \"$PWD/$R/$2\"}" >> "$OUT/list.jsonl"
 done
 for mode in files server files server; do
+  rm -f "$OUT/verdicts_$mode.jsonl"  # -o resumes: each pass judges anew.
   start=$(date +%s.%N)
   timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
     --iters 10 --baselines eager --json -q --trial-data $mode -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
