@@ -24,9 +24,7 @@ from anvil_py import tensor_io, trial_channel
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
-from anvil_py.task_worker import _init_inputs as init_inputs_under
-from anvil_py.task_worker import _outputs as reference_outputs
-from anvil_py.task_worker import make_inputs
+from anvil_py.task_worker import make_inputs, output_tensors, reference_model, set_tf32
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
 
@@ -157,7 +155,7 @@ class Tasks:
             return inputs, None
         set_tf32(entry.tf32)
         with torch.no_grad():
-            outputs = reference_outputs(call_stage("forward", entry.model, *inputs))
+            outputs = output_tensors(call_stage("forward", entry.model, *inputs))
         return inputs, outputs
 
     def trial(self, entry, k, reference=True):
@@ -175,14 +173,11 @@ class Tasks:
 
 
 def _build_reference(module, entry, device):
-    """The task's Model as prepare builds it: get_init_inputs() under the init seed, then on the device."""
+    """The task's Model as prepare builds it."""
     missing = [n for n in ("Model", "get_init_inputs") if not hasattr(module, n)]
     if missing:
         raise TaskError("missing", f"{os.path.basename(entry.path)} does not define {', '.join(missing)}")
-    set_tf32(entry.tf32)
-    init_inputs = init_inputs_under(module.get_init_inputs, entry.init_seed)
-    model = call_stage("init", lambda: module.Model(*init_inputs))
-    return call_stage("init", lambda: model.to(device))
+    return reference_model(module, device, entry.init_seed, entry.tf32)[0]
 
 
 # Elements of each output re-read from the exported buffer after its comparison (a change: run.after_return).
@@ -190,13 +185,6 @@ RECHECK_SAMPLE = 64
 _SAME_SIZE_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # Fields of a comparison that may be NaN or infinite: sent as text ("nan", "inf", "-inf"), which JSON can hold.
 _FLOAT_FIELDS = ("expected_at_first", "actual_at_first", "max_abs_error", "max_rel_error", "mean_abs_error")
-
-
-def set_tf32(mode):
-    """The reference's TF32 switches for this entry ("off": exact fp32; "default": torch's defaults), set both ways:
-    the process serves tasks of several policies."""
-    torch.backends.cudnn.allow_tf32 = mode != "off"
-    torch.backends.cuda.matmul.allow_tf32 = False
 
 
 class _Session:
@@ -241,17 +229,22 @@ def _changed(buffer, points, values):
     return not torch.equal(_bits(buffer.reshape(-1)[points]), _bits(values))
 
 
+def _read_again(session, k, drawn):
+    """Reads trial k's drawn elements of each buffer once more: a change since the private copy is after_return.
+    Returns whether it found one."""
+    changed = [name for name, buffer, points, values in drawn if _changed(buffer, points, values)]
+    with session.lock:
+        session.after_return += [f"trial {k}: {name} changed in its buffer after the worker handed it over"
+                                 for name in changed]
+    return bool(changed)
+
+
 def _recheck(session):
-    """Reads the last compared trial's drawn elements once more (a change since the copy: after_return), then lets
-    its buffers go."""
-    if session.recheck is None:
-        return
-    k, drawn = session.recheck
-    session.recheck = None
-    for name, buffer, points, values in drawn:
-        if _changed(buffer, points, values):
-            with session.lock:
-                session.after_return.append(f"trial {k}: {name} changed in its buffer after the worker handed it over")
+    """The last compared trial's second reading (at the candidate's next request or the close), after which its
+    buffers go."""
+    if session.recheck is not None:
+        _read_again(session, *session.recheck)
+        session.recheck = None
 
 
 class Server:
@@ -445,9 +438,7 @@ class Server:
             buffers.clear()
         # Read again now, and once more at the next request or the close (then unmapped here; the candidate's own
         # mapping keeps its pages until it lets go).
-        session.recheck = (k, drawn)
-        _recheck(session)
-        session.recheck = (k, drawn) if not any(f"trial {k}:" in a for a in session.after_return) else None
+        session.recheck = None if _read_again(session, k, drawn) else (k, drawn)
         with session.lock:
             session.results[k] = result
         return True

@@ -16,7 +16,7 @@ import torch
 
 from anvil_py import tensor_io
 from anvil_py.task_loader import TaskError, call_stage, load_task
-from anvil_py.task_worker import _OpTrace, _outputs, _spec
+from anvil_py.task_worker import _OpTrace, _spec, output_tensors
 
 META = "meta"
 
@@ -44,7 +44,7 @@ def derive(task_path):
         trace = _OpTrace()
         with torch.no_grad(), trace:
             result = call_stage("forward", lambda: model(*inputs))
-    outputs = _outputs(result)
+    outputs = output_tensors(result)
     spec = _spec(_Args(task_path), model, list(init_inputs), inputs, outputs, trace.ops)
     spec["without_tensors"] = True
     return spec

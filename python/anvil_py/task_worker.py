@@ -46,17 +46,22 @@ def _to_device(values, device):
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _set_tf32(tf32):
+def set_tf32(tf32):
     """tf32 "off" (policy musacoder): the reference computes in true fp32, no TF32 in cuDNN convolutions or
     matmuls (torch's conv default is TF32 on, which would make an exact fp32 kernel fail a 1e-4 tolerance).
     "default" (policies kernelbench*): torch's own settings, as KernelBench's harness leaves them. Baselines are
-    timed the same way."""
-    if tf32 == "off":
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+    timed the same way. "default" puts back the settings the process started with: the task server computes
+    references of several policies in one process."""
+    cudnn, matmul = (False, False) if tf32 == "off" else _TORCH_TF32
+    torch.backends.cudnn.allow_tf32 = cudnn
+    torch.backends.cuda.matmul.allow_tf32 = matmul
 
 
-def _init_inputs(get_init_inputs, init_seed):
+# torch's TF32 settings as this process started (its defaults, or what its environment made them).
+_TORCH_TF32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+
+
+def init_inputs_under(get_init_inputs, init_seed):
     torch.manual_seed(init_seed)
     init_inputs = call_stage("get_init_inputs", get_init_inputs)
     if not isinstance(init_inputs, (list, tuple)):
@@ -64,13 +69,20 @@ def _init_inputs(get_init_inputs, init_seed):
     return init_inputs
 
 
-def build_model(task_path, device, init_seed, tf32="off"):
-    _set_tf32(tf32)
-    _, Model, get_inputs, get_init_inputs = load_task(task_path)
-    init_inputs = _init_inputs(get_init_inputs, init_seed)
-    model = call_stage("init", lambda: Model(*init_inputs))
+def reference_model(module, device, init_seed, tf32="off"):
+    """(the task module's Model on `device`, its init inputs): get_init_inputs() under the init seed."""
+    set_tf32(tf32)
+    init_inputs = init_inputs_under(module.get_init_inputs, init_seed)
+    model = call_stage("init", lambda: module.Model(*init_inputs))
     model = call_stage("init", lambda: model.to(device))
-    return model, get_inputs, list(init_inputs)
+    return model, list(init_inputs)
+
+
+def build_model(task_path, device, init_seed, tf32="off"):
+    set_tf32(tf32)
+    module, _, get_inputs, _ = load_task(task_path)
+    model, init_inputs = reference_model(module, device, init_seed, tf32)
+    return model, get_inputs, init_inputs
 
 
 def make_inputs(get_inputs, seed, device):
@@ -86,7 +98,8 @@ def make_inputs(get_inputs, seed, device):
     return _to_device(list(inputs), device)
 
 
-def _outputs(result):
+def output_tensors(result):
+    """A forward's result as its flat list of output tensors; TaskError for anything else."""
     outputs = tensor_io.flatten_outputs(result)
     for i, o in enumerate(outputs):
         if not isinstance(o, torch.Tensor):
@@ -135,7 +148,7 @@ def prepare(args):
                     result = call_stage("forward", model, *inputs)
             else:
                 result = call_stage("forward", model, *inputs)
-            outputs = _outputs(result)
+            outputs = output_tensors(result)
             tensor_io.write_dir(os.path.join(trial_dir, "expected"),
                                 [(f"out{i}", o) for i, o in enumerate(outputs)])
             if guard is not None:
@@ -164,7 +177,7 @@ def prepare(args):
                 inputs = make_inputs(get_inputs, seed, device)
                 timing_dir = os.path.join(args.out, f"timing_{k}")
                 tensor_io.write_dir(os.path.join(timing_dir, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-                outputs = _outputs(call_stage("forward", model, *inputs))
+                outputs = output_tensors(call_stage("forward", model, *inputs))
                 tensor_io.write_dir(os.path.join(timing_dir, "expected"),
                                     [(f"out{i}", o) for i, o in enumerate(outputs)])
             spec["timing_sets"] = count
@@ -193,7 +206,7 @@ def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
             report[g.name] = {"atol_scale": g.scale, "why": f"{', '.join(passed)} passed every trial at atol "
                               f"{g.atol:g}, rtol {g.rtol:g} (the output's root mean square is {g.rms:.3g})"}
     spec["trivial_guard"] = report
-    noisy = trivial_guard.noise(guards, model, trial0_inputs, _outputs)
+    noisy = trivial_guard.noise(guards, model, trial0_inputs, output_tensors)
     for g in noisy:
         report[g.name]["noise"] = ("the reference in float64 differs from float32 beyond the tightened tolerance: "
                                    "the output is rounding noise")
@@ -204,7 +217,7 @@ def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
     seeds = [int(s) for s in args.guard_seeds.split(",") if s]
     degenerate, sets = trivial_guard.judge_more_sets(
         guards, lambda inputs: call_stage("forward", model, *inputs),
-        lambda seed: make_inputs(get_inputs, seed, device), trial0_inputs, seeds, _outputs)
+        lambda seed: make_inputs(get_inputs, seed, device), trial0_inputs, seeds, output_tensors)
     if degenerate:
         spec["degenerate"] = degenerate
         return
@@ -221,7 +234,7 @@ def init(args):
     candidate's sources are extracted from it while the reference is prepared on the device. Same values as
     spec.json's init_inputs (build_model computes them the same way, on the CPU)."""
     _, _, get_inputs, get_init_inputs = load_task(args.task)
-    init_inputs = _init_inputs(get_init_inputs, args.init_seed)
+    init_inputs = init_inputs_under(get_init_inputs, args.init_seed)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump({"init_inputs": tensor_io.to_json_value(list(init_inputs)), "init_seed": args.init_seed,
@@ -276,7 +289,7 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
                                     "the inputs may change, the model stays the benchmark's")
             inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
             tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-            outputs = _outputs(call_stage("forward", model, *inputs))
+            outputs = output_tensors(call_stage("forward", model, *inputs))
             tensor_io.write_dir(os.path.join(held, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
             made.append(overrides)
         except TaskError as e:

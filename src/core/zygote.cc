@@ -1,7 +1,5 @@
 #include "core/zygote.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,8 +12,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/child_env.h"
-#include "core/environment.h"
+#include "core/python_peer.h"
 #include "core/subprocess.h"
 #include "core/unix_message.h"
 
@@ -57,66 +54,32 @@ std::unique_ptr<Zygote> Zygote::Start() {
     std::fprintf(stderr, "anvil: no %s: Python workers are started one by one (slower)\n", library.c_str());
     return nullptr;
   }
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
   // The allowed part of anvil's environment only (core/child_env.h): its
   // children are forks, and a fork's /proc/self/environ shows the zygote's.
-  // PYTHONSAFEPATH: the working folder (a candidate's scratch) is not an import path.
-  std::vector<std::string> env_strings = EnvStrings(ChildEnvironment({{"PYTHONSAFEPATH", "1"},
-                                                                      {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                                      {"PYTHONUNBUFFERED", "1"},
-                                                                      {"PYTHONWARNINGS", "ignore"},
-                                                                      {"PYTHONPATH", PythonPackageDir().string()}}));
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string python = PythonExecutable(), dash_m = "-m", module = "anvil_py.zygote", lib = library.string();
-  std::vector<char*> argv = {python.data(), dash_m.data(), module.data(), lib.data(), nullptr};
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pair[0]);
-    close(pair[1]);
-    return nullptr;
-  }
-  if (pid == 0) {
-    // No PR_SET_PDEATHSIG: it follows the thread that forked (any worker
-    // thread of anvil's), not the process. The zygote ends when its socket
-    // does (anvil exited or died), and its children die with it.
-    if (getppid() != parent) _exit(127);
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(devnull, STDIN_FILENO);
-      dup2(devnull, STDOUT_FILENO);  // anvil's stdout is its verdicts.
-    }
-    if (dup2(pair[1], 3) < 0) _exit(127);
-    execvpe(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
-  close(pair[1]);
-  std::unique_ptr<Zygote> z(new Zygote());
-  z->sock_ = pair[0];
-  z->pid_ = pid;
-  // The first message says it is ready (its imports are done).
-  pollfd p = {z->sock_, POLLIN, 0};
-  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout).count());
-  std::string hello = poll(&p, 1, ms) > 0 ? ReceiveUnixMessage(z->sock_) : "";
-  if (hello.find("\"ready\": true") == std::string::npos) {
-    // {"ready": false, "error": "..."}: why it refused (no quotes inside).
-    std::string why;
-    const std::string key = "\"error\": \"";
-    if (const auto at = hello.find(key); at != std::string::npos) {
-      const auto from = at + key.size();
-      why = " (" + hello.substr(from, hello.find('"', from) - from) + ")";
+  // The zygote ends when its socket does (anvil exited or died), and its
+  // children die with it. Its first message says it is ready (its imports
+  // are done), or why not: {"ready": false, "error": "..."} (no quotes inside).
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout);
+  auto started = StartPythonPeer("anvil_py.zygote", {library.string()}, {}, ms);
+  const bool ready = started.ok() && started.value().hello.find("\"ready\": true") != std::string::npos;
+  if (!ready) {
+    std::string why = started.ok() ? "" : " (" + started.message() + ")";
+    if (started.ok()) {
+      const std::string& hello = started.value().hello;
+      const std::string key = "\"error\": \"";
+      if (const auto at = hello.find(key); at != std::string::npos) {
+        const auto from = at + key.size();
+        why = " (" + hello.substr(from, hello.find('"', from) - from) + ")";
+      }
+      StopPythonPeer(started.value());
     }
     std::fprintf(stderr, "anvil: the Python zygote did not start%s: Python workers are started one by one (slower)\n",
                  why.c_str());
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    close(z->sock_);
-    z->sock_ = -1;
     return nullptr;
   }
+  std::unique_ptr<Zygote> z(new Zygote());
+  z->sock_ = started.value().sock;
+  z->pid_ = started.value().pid;
   z->alive_ = true;
   z->reader_ = std::thread([zp = z.get()] { zp->ReadLoop(); });
   return z;

@@ -597,6 +597,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     // candidate hands back in buffers of the server's (docs/protocol.md).
     std::unique_ptr<TaskServer::Session> session;
     std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
+    auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
     v.run.trial_data = "files";
     if (served) {
       StageClock clock(v, "make_trials");
@@ -610,7 +611,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       session = std::move(opened).value();
       req.data_fd = session->candidate_fd();
       req.trials_done = [&] {
-        auto report = ended ? Result<TrialSessionEnd>(*ended) : session->Results();
+        auto report = server_report();
         return report.ok() ? static_cast<int>(report.value().results.size()) : 0;
       };
       v.run.trial_data = "server";
@@ -626,7 +627,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       }
       if (session) {
         // Compared by the server as the candidate handed them over.
-        auto report = ended ? Result<TrialSessionEnd>(*ended) : session->Results();
+        auto report = server_report();
         if (!report.ok() || !report.value().error.empty()) {
           v.error = "anvil's task server failed while the candidate ran (not the candidate's doing): " +
                     (report.ok() ? report.value().error : report.message());

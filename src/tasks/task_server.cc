@@ -1,7 +1,5 @@
 #include "tasks/task_server.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -9,8 +7,7 @@
 
 #include <chrono>
 
-#include "core/child_env.h"
-#include "core/environment.h"
+#include "core/python_peer.h"
 #include "core/unix_message.h"
 
 namespace anvil {
@@ -40,65 +37,24 @@ Result<std::shared_ptr<TaskServer>> TaskServer::For(const Backend& backend, int6
 }
 
 Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, int64_t budget_bytes) {
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Status::MachineError(std::string("the task server's socket pair: ") + strerror(errno));
-  }
-  EnvPairs added = {{"PYTHONSAFEPATH", "1"},
-                    {"PYTHONDONTWRITEBYTECODE", "1"},
-                    {"PYTHONUNBUFFERED", "1"},
-                    {"PYTHONWARNINGS", "ignore"},
-                    {"PYTHONPATH", PythonPackageDir().string()}};
-  for (auto& kv : backend.ChildEnv()) added.push_back(kv);
-  std::vector<std::string> env_strings = EnvStrings(ChildEnvironment(added));
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = {PythonExecutable(),
-                                   "-m",
-                                   "anvil_py.task_server",
-                                   "--control-fd",
-                                   "3",
-                                   "--device",
-                                   backend.TorchDevice(),
-                                   "--budget-bytes",
-                                   std::to_string(budget_bytes)};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(pair[0]);
-    close(pair[1]);
-    return Status::MachineError(std::string("cannot start the task server: fork: ") + strerror(errno));
-  }
-  if (pid == 0) {
-    // It ends when its socket does (anvil exited or died); no PR_SET_PDEATHSIG,
-    // which follows the forking thread, not the process.
-    if (getppid() != parent) _exit(127);
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(devnull, STDIN_FILENO);
-      dup2(devnull, STDOUT_FILENO);  // anvil's stdout is its verdicts.
-    }
-    if (dup2(pair[1], 3) < 0) _exit(127);
-    execvpe(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
-  close(pair[1]);
-  std::shared_ptr<TaskServer> server(new TaskServer());
-  server->sock_ = pair[0];
-  server->pid_ = pid;
-  pollfd p = {server->sock_, POLLIN, 0};
-  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout).count());
-  const std::string hello = poll(&p, 1, ms) > 0 ? ReceiveUnixMessage(server->sock_) : "";
-  nlohmann::json j = nlohmann::json::parse(hello, nullptr, false);
+  // It ends when its socket does (anvil exited or died).
+  auto started = StartPythonPeer(
+      "anvil_py.task_server",
+      {"--control-fd", "3", "--device", backend.TorchDevice(), "--budget-bytes", std::to_string(budget_bytes)},
+      backend.ChildEnv(), std::chrono::duration_cast<std::chrono::milliseconds>(kStartTimeout));
+  const std::string failed = "the task server (python -m anvil_py.task_server) did not start: ";
+  if (!started.ok()) return Status::MachineError(failed + started.message());
+  PythonPeer& peer = started.value();
+  nlohmann::json j = nlohmann::json::parse(peer.hello, nullptr, false);
   if (!j.is_object() || !j.value("ready", false)) {
     std::string why = j.is_object() ? j.value("error", std::string()) : std::string();
-    if (why.empty()) why = hello.empty() ? "it ended or said nothing within 180 s" : "it said: " + hello;
-    return Status::MachineError("the task server (python -m anvil_py.task_server) did not start: " + why);
+    if (why.empty()) why = "it said: " + peer.hello;
+    StopPythonPeer(peer);
+    return Status::MachineError(failed + why);
   }
+  std::shared_ptr<TaskServer> server(new TaskServer());
+  server->sock_ = peer.sock;
+  server->pid_ = peer.pid;
   server->alive_ = true;
   server->reader_ = std::thread([s = server.get()] { s->ReadLoop(); });
   return server;
