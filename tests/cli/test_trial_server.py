@@ -111,7 +111,7 @@ def test_a_candidate_cannot_spoil_the_inputs_or_ask_the_server_for_more(tmp_path
     assert "a request anvil does not know" in prober["gates"]["run"]["message"], prober["gates"]["run"]
 
 
-# Keeps writing zeros into the task server's output buffers after the worker has handed them over, through
+# Keeps writing into the task server's output buffers after the worker has handed them over, through
 # mappings of its own. Its static hits (/proc, mremap, a thread) are let through (ANVIL_STATIC_VERDICTS=0) to see
 # what the run finds.
 LATECOMER = r"""
@@ -126,7 +126,7 @@ LATECOMER = r"""
 
 #include "anvil/native.h"
 
-// ReLU into its output, and a thread that keeps writing zeros into the task server's output buffers through
+// ReLU into its output, and a thread that keeps writing a new byte into the task server's output buffers through
 // mappings of its own (the worker's mapping is duplicated with mremap), after the worker has handed them over.
 static void Scribble() {
   std::vector<std::pair<void*, size_t>> mine;
@@ -143,7 +143,7 @@ static void Scribble() {
       }
       if (maps != nullptr) fclose(maps);
     }
-    for (auto& [p, n] : mine) memset(p, 0, n);
+    for (auto& [p, n] : mine) memset(p, round & 0xff, n);  // A new byte each round: every write changes them.
   }
 }
 
