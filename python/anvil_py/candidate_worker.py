@@ -331,6 +331,10 @@ def _timing_sets(trials, device, args, data=None):
     def read(d):
         return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
 
+    if data is not None and data.sets:
+        # From the task server: warmup on a fresh copy of trial 0's inputs; the sets' buffers (filled by the server
+        # after each `ready`, on the CPU) or copies (docs/protocol.md, "timed sets").
+        return data.inputs("timing", 0, device), [data.timed_set(k, device) for k in range(data.sets)]
     timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
     if not timing and not trials and data is not None:
         return None, [data.inputs("timing", k, device) for k in range(min(max(args.recheck_sets, 1), data.trials))]
@@ -438,7 +442,8 @@ def run(args):
         traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops)
+            written = data is not None and data.sets_written
+            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, written)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 if args.report is not None:

@@ -53,6 +53,7 @@ class _Entry:
     def __init__(self, key, request):
         self.key = key
         self.path = request["task"]
+        self.prepared = request["prepared"]
         self.seeds = [str(s) for s in request["seeds"]]
         self.reference = bool(request.get("compare"))
         self.init_seed = int(request.get("init_seed", 42))
@@ -61,6 +62,8 @@ class _Entry:
         self.model = None
         self.module_name = ""
         self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
+        self.sets = None  # The timed calls' input sets, once asked for: (source, [inputs per set]).
+        self.sets_lock = threading.Lock()
         self.bytes = 0
         self.users = 0
         self.ready = threading.Event()
@@ -167,6 +170,22 @@ class Tasks:
             self.counts["made_on_request"] += 1
             return self._make(entry, k, reference)
 
+    def timed_sets(self, entry, source, count):
+        """The timed calls' first `count` input sets: the prepared task's timing sets ("timing": read once from its
+        folder, which no candidate may read, here in trusted code), or its first trials' inputs ("trials"); kept
+        with the task."""
+        with entry.sets_lock:
+            if entry.sets is None or entry.sets[0] != source or len(entry.sets[1]) < count:
+                if source == "timing":
+                    made = [[v for _, v in tensor_io.read_dir(
+                        os.path.join(entry.prepared, f"timing_{k}", "inputs"), self.device)] for k in range(count)]
+                    with self.lock:
+                        entry.bytes += sum(_nbytes(m) for m in made)
+                else:
+                    made = [self.trial(entry, k, reference=False)[0] for k in range(count)]
+                entry.sets = (source, made)
+            return entry.sets[1][:count]
+
     def stats(self):
         with self.lock:
             return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(), budget_bytes=self.budget)
@@ -198,6 +217,11 @@ class _Session:
         self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
         self.timing = []         # Trials whose inputs went again, for the timed calls.
         self.made = {}           # Trial -> the reference's outputs made for it (a task over the budget).
+        # The timed calls' input sets: what anvil asked for ({"from", "count", "write"}), those sent, and — where the
+        # server writes each set after the worker's `ready` — each one's buffers [(mapping, the set's value)].
+        self.sets_spec = request.get("sets") or {"from": "trials", "count": 0, "write": False}
+        self.sets_sent = []
+        self.sets = {}
         # The last compared trial's buffers, with the elements drawn from the private copy, read once more at the
         # candidate's next request or when the session closes, then released: (trial, [(name, buffer, points,
         # values)]).
@@ -277,6 +301,8 @@ class Server:
                            {"id": request.get("id"), "error": "no such session"})
             elif op == "stats":
                 self.reply(dict(self.tasks.stats(), id=request.get("id")))
+            elif op == "write":
+                self.reply(dict(self.write_set(request), id=request.get("id")))
             else:
                 for fd in fds:
                     os.close(fd)
@@ -302,6 +328,7 @@ class Server:
         session.sock.close()
         _recheck(session)
         session.buffers.clear()  # Buffers of trials never done: released.
+        session.sets.clear()
         self.reply(dict(session.report(), id=request.get("id")))
 
     def run_session(self, session, request):
@@ -322,7 +349,9 @@ class Server:
     def answer(self, session, entry, trials):
         sock = session.sock
         try:
-            trial_channel.send(sock, {"trials": trials, "compare": entry.reference})
+            spec = session.sets_spec
+            trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
+                                      "sets_written": bool(spec["write"])})
             while True:
                 try:
                     message, _ = trial_channel.receive(sock)
@@ -342,6 +371,9 @@ class Server:
                         trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
                         return
                     trial_channel.send(sock, {"compared": message["done"]})
+                elif message["get"] == "set":
+                    if not self.send_set(session, entry, message["k"]):
+                        return
                 elif not self.send_trial(session, entry, message["k"], message["get"] == "timing"):
                     return
         except (ChannelError, OSError):
@@ -362,8 +394,15 @@ class Server:
             return ""
         k = message.get("k")
         kind = message.get("get")
-        if kind not in ("trial", "timing") or type(k) is not int or set(message) != {"get", "k"}:
+        if kind not in ("trial", "timing", "set") or type(k) is not int or set(message) != {"get", "k"}:
             return f"a request anvil does not know: {message!r:.200}"
+        if kind == "set":
+            count = session.sets_spec["count"]
+            if not 0 <= k < count:
+                return f"input set {k} of the timed calls does not exist (they have {count})"
+            if k in session.sets_sent:
+                return f"input set {k} of the timed calls was sent already (once)"
+            return ""
         if not 0 <= k < trials:
             return f"trial {k} does not exist (the task has {trials})"
         if kind == "trial" and k in session.served:
@@ -403,6 +442,52 @@ class Server:
             if entry.reference:
                 session.buffers[k] = buffers
         return True
+
+    def send_set(self, session, entry, k):
+        """The timed calls' input set k: zeroed buffers this server writes the set into after each of the worker's
+        `ready` for a call on it (write), or a copy of the set. False when the session ends."""
+        spec = session.sets_spec
+        try:
+            named = [(f"in{i}", v) for i, v in enumerate(self.tasks.timed_sets(entry, spec["from"], spec["count"])[k])]
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            session.error = f"making input set {k} of the timed calls: {type(e).__name__}: {e}"
+            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            return False
+        try:
+            if spec["write"]:
+                buffers = trial_channel.send_input_buffers(session.sock, named)
+            else:
+                trial_channel.send_tensors(session.sock, named)
+        except ChannelError:
+            raise
+        except OSError as e:
+            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
+                return False
+            session.error = f"sending input set {k} of the timed calls: {e}"
+            return False
+        with session.lock:
+            session.sets_sent.append(k)
+            if spec["write"]:
+                session.sets[k] = buffers
+        return True
+
+    def write_set(self, request):
+        """anvil's `write` (the worker said `ready` for a timed call on set k, and waits for its `go`): the set's
+        values into the buffers the candidate holds for it, over whatever it left there."""
+        session = self.sessions.get(request.get("session"))
+        k = request.get("set")
+        if session is None:
+            return {"error": "no such session"}
+        with session.lock:
+            targets = session.sets.get(k) if type(k) is int else None
+        if targets is None:
+            return {"candidate_error": f"the worker never took input set {k!r} of the timed calls"}
+        try:
+            for buffer, value in targets:
+                buffer.copy_(value)
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            return {"error": f"writing input set {k} of the timed calls: {type(e).__name__}: {e}"}
+        return {"ok": True}
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the

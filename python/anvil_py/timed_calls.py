@@ -20,7 +20,7 @@ from anvil_py.worker_outputs import check_outputs, copied, write_outputs
 LOOK_POINTS = 256
 
 
-def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops):
+def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, written=False):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -30,10 +30,14 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
 
     The timed calls of the `traced` mask (anvil's random half, told only now; their times do not count) also run
     under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
-    computing with torch once timed (catalog C4) is seen there."""
-    live = [v.clone() if isinstance(v, torch.Tensor) else v for v in sets[0]]
+    computing with torch once timed (catalog C4) is seen there.
+
+    `written` (the task server's sets on the CPU): `sets` are buffers the server fills with each call's set after
+    the worker's `ready`, while the compiled timer waits for anvil's `go` with the thread's signals held; a timed
+    call takes its set's buffers as they are, and nothing of a set is in the process before its call."""
+    live = [v.clone() if isinstance(v, torch.Tensor) else v for v in (warm if warm is not None else sets[0])]
     timer.sync()
-    state = {"call": -1, "set": None, "out": None, "look": None}
+    state = {"call": -1, "set": None, "out": None, "look": None, "args": live}
     last = {}
     own_ops = ops.own_ops if ops is not None else contextlib.nullcontext
 
@@ -88,6 +92,10 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
         else:
             state["set"] = call % len(sets)
             src = sets[state["set"]]
+        state["args"] = live
+        if written and state["set"] is not None:
+            state["args"] = src  # The server writes the set after `ready`.
+            src = ()
         for dst, value in zip(live, src):
             if isinstance(dst, torch.Tensor):
                 if dst.device.type == "cpu":
@@ -96,15 +104,15 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
                 else:
                     dst.copy_(value)
         if type(model) is NativeModel:
-            model.prepare(live)
+            model.prepare(state["args"])
 
     def call():
         k = state["call"] - args.warmup
         if ops is not None and 0 <= k < 64 and traced >> k & 1:
             with ops.forward(f"timed call {k}"):
-                out = model(*live)
+                out = model(*state["args"])
         else:
-            out = model(*live)
+            out = model(*state["args"])
         state["out"] = out
         return out
 

@@ -133,6 +133,32 @@ def send_tensors(sock, named_values, outputs=()):
     return buffers
 
 
+def send_input_buffers(sock, named_values):
+    """[(name, value)] as one message of empty buffers the sender fills later (a timed call's input set, written
+    after the worker's `ready`): each tensor a zeroed, sealed memfd of its own that this side keeps mapped; other
+    values as JSON scalars. Returns [(this side's mapping, value)] of the tensors."""
+    entries, fds, buffers = [], [], []
+    try:
+        for name, value in named_values:
+            if not isinstance(value, torch.Tensor):
+                entries.append({"name": name, "scalar": tensor_io.to_json_value(value)})
+                continue
+            entries.append({"name": name, "dtype": tensor_io.dtype_name(value.dtype), "shape": list(value.shape)})
+            fd, mapped = output_buffer(name, value.dtype, list(value.shape))
+            if mapped.numel():
+                fds.append(fd)
+                buffers.append((mapped, value))
+            else:
+                os.close(fd)
+        if len(fds) > MAX_FDS:
+            raise ChannelError(f"{len(fds)} tensors in one message; the channel passes at most {MAX_FDS}")
+        send(sock, {"tensors": entries, "written": True}, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return buffers
+
+
 def map_tensor(fd, dtype, shape):
     """The memfd's bytes as a tensor of `dtype` and `shape`, mapped (shared: writes land in this copy only, which
     no one else reads). The descriptor is closed; the mapping stays as long as the tensor does."""
@@ -195,6 +221,10 @@ class TrialData:
         hello, _ = receive(self.sock)
         self.trials = int(hello.get("trials", 0))
         self.compares = bool(hello.get("compare", False))
+        # The input sets of the timed calls it serves, and whether it writes each one into its buffers itself after
+        # the worker's `ready` (docs/protocol.md, "timed sets").
+        self.sets = int(hello.get("sets", 0))
+        self.sets_written = bool(hello.get("sets_written", False))
         self.buffers = {}
 
     def inputs(self, kind, k, device):
@@ -205,6 +235,12 @@ class TrialData:
         if kind == "trial":
             self.buffers[k] = buffers
         return [v for _, v in values]
+
+    def timed_set(self, k, device):
+        """The timed calls' input set k: buffers the server fills after each `ready` (sets_written), or a copy of the
+        set's inputs, on `device`."""
+        send(self.sock, {"get": "set", "k": k})
+        return [v for _, v in receive_tensors(self.sock, device)]
 
     def done(self, k, outputs):
         """Copies trial k's outputs into the server's buffers (a count, shape or dtype other than the reference's is

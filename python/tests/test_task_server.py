@@ -298,3 +298,51 @@ def test_the_timed_calls_get_fresh_copies_of_a_trials_inputs_once(server):
     with pytest.raises(ChannelError, match="sent already"):
         data.inputs("timing", 0, "cpu")
     assert "for the timed calls were sent already" in server.close(sid)["candidate_error"]
+
+
+def open_with_sets(server, task, seeds, prepared, sets):
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    reply = server.ask({"op": "open", "task": str(task), "prepared": str(prepared), "seeds": seeds, "sets": sets},
+                       [theirs.fileno()])
+    theirs.close()
+    assert reply["ok"], reply
+    return reply["id"], TrialData(ours.detach())
+
+
+def test_a_timed_set_is_written_into_the_candidates_buffers_only_when_anvil_says_so(server, tmp_path):
+    # Timing sets as prepare leaves them (files the server reads in trusted code; the candidate may not).
+    from anvil_py import tensor_io
+    sets = [torch.randn(16, 1024) for _ in range(2)]
+    for k, x in enumerate(sets):
+        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "inputs"), [("in0", x)])
+    sid, data = open_with_sets(server, TASKS / "relu.py", ["61"], tmp_path, {"from": "timing", "count": 2,
+                                                                             "write": True})
+    assert data.sets == 2 and data.sets_written
+    held = [data.timed_set(k, "cpu") for k in range(2)]
+    # Nothing of a set is in the candidate's process until anvil's write: zeros.
+    assert all(torch.count_nonzero(b[0]) == 0 for b in held)
+    written = server.ask({"op": "write", "session": sid, "set": 1})
+    assert written["ok"] is True, written
+    assert torch.equal(held[1][0], sets[1]) and torch.count_nonzero(held[0][0]) == 0
+    # Whatever the candidate left in a buffer, the next write puts the set back.
+    held[1][0].fill_(5)
+    assert server.ask({"op": "write", "session": sid, "set": 1})["ok"]
+    assert torch.equal(held[1][0], sets[1])
+    # A set the worker never took is the candidate's doing; a second request for one ends the session.
+    with pytest.raises(ChannelError, match="sent already"):
+        data.timed_set(0, "cpu")
+    assert "never took" in server.ask({"op": "write", "session": sid, "set": 7})["candidate_error"]
+    assert server.ask({"op": "write", "session": 999, "set": 0})["error"] == "no such session"
+    assert "sent already" in server.close(sid)["candidate_error"]
+
+
+def test_without_write_the_sets_come_as_copies_of_the_trials(server):
+    sid, data = open_with_sets(server, TASKS / "relu.py", ["71", "72"], TASKS / "relu.py",
+                               {"from": "trials", "count": 2, "write": False})
+    assert data.sets == 2 and not data.sets_written
+    for k, seed in enumerate((71, 72)):
+        (x,) = data.timed_set(k, "cpu")
+        assert torch.equal(x, fresh_inputs(TASKS / "relu.py", seed)[0])
+    with pytest.raises(ChannelError, match="does not exist"):
+        data.timed_set(2, "cpu")
+    assert server.close(sid)["error"] == ""

@@ -99,23 +99,38 @@ Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, 
   return Sandbox::Prepare(policy);
 }
 
-std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared) {
+namespace {
+
+// A trial's or timing set's folder, whose inputs the task server serves.
+bool ServedFolder(const fs::path& folder) {
+  const std::string name = folder.filename().string();
+  return name.starts_with("trial_") || name.starts_with("timing_");
+}
+
+}  // namespace
+
+std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared, bool served) {
   if (prepared.empty()) return {};
   std::vector<fs::path> paths = {prepared / "spec.json", prepared / "state_dict.pt", prepared / "params"};
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(prepared, ec)) {
-    if (IsInputSetFolder(entry.path())) paths.push_back(entry.path() / "inputs");
+    if (IsInputSetFolder(entry.path()) && !(served && ServedFolder(entry.path()))) {
+      paths.push_back(entry.path() / "inputs");
+    }
   }
   return paths;
 }
 
-std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared) {
+std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared, bool served) {
   std::vector<fs::path> paths;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(prepared, ec)) {
-    const fs::path expected = entry.path() / "expected";
-    if (IsInputSetFolder(entry.path()) && fs::is_directory(expected, ec)) {
-      paths.push_back(expected);
+    if (!IsInputSetFolder(entry.path())) continue;
+    for (const char* part : {"expected", "inputs"}) {
+      const fs::path folder = entry.path() / part;
+      if ((part[0] == 'e' || (served && ServedFolder(entry.path()))) && fs::is_directory(folder, ec)) {
+        paths.push_back(folder);
+      }
     }
   }
   return paths;

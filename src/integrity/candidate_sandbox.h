@@ -82,11 +82,15 @@ inline const char* const kSandboxFallbacks[] = {"",
                                                 "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
-// spec.json, state_dict.pt, params/ and the inputs/ of every trial and
-// timing set — never expected/.
-std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
-// Every trial's and timing set's expected/ folder: hidden from the candidate.
-std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared);
+// spec.json, state_dict.pt, params/ and the inputs/ of every trial,
+// timing set and held-out set — never expected/. `served` (its trials and
+// timed sets come from the task server, tasks/task_server.h): no trial's or
+// timing set's inputs either.
+std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared,
+                                                             bool served = false);
+// Every input set's expected/ folder (and, `served`, the trials' and timing
+// sets' inputs/): hidden from the candidate.
+std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared, bool served = false);
 
 // The rule hit for a candidate process the sandbox killed (SIGSYS) `when`
 // ("while it ran the trials"): rule sandbox.forbidden_syscall, a cheat.

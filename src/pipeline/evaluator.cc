@@ -602,8 +602,16 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     if (served) {
       StageClock clock(v, "make_trials");
       const TrialCompare compare = ServerCompare(task, prepared);
+      // The timed calls' input sets come from the server too; on the CPU it
+      // writes each call's set only after the worker said ready for it.
+      TimedSets sets;
+      if (options_.perf && g == groups - 1) {
+        sets.count = std::max(RecheckSets(prepared, options_), 1);
+        sets.from = prepared.timing_sets > 0 ? "timing" : "trials";
+        sets.write = backend_.kind() == BackendKind::kCpu;
+      }
       auto server = TaskServer::For(backend_, options_.trial_server_budget);
-      auto opened = server.ok() ? server.value()->Open(task, prepared, &compare) : server.status();
+      auto opened = server.ok() ? server.value()->Open(task, prepared, &compare, &sets) : server.status();
       if (!opened.ok()) {
         infra(opened.message());
         return checked;
@@ -615,6 +623,10 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         return report.ok() ? static_cast<int>(report.value().results.size()) : 0;
       };
       v.run.trial_data = "server";
+      if (sets.write) {
+        req.before_go = [&session, n = sets.count](int call) { return session->WriteSet(call % n); };
+        checked.sets_written = true;
+      }
     }
     bool compared = false;
     const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
@@ -700,6 +712,10 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     }
     if (!run.ok()) {
       infra("running the candidate: " + run.message());
+      return checked;
+    }
+    if (!run.value().timed.infra.empty()) {
+      infra("anvil failed between two timed calls (not the candidate's doing): " + run.value().timed.infra);
       return checked;
     }
     RunOutcome trials = run.value();

@@ -170,6 +170,9 @@ class Evaluator {
     // That process, when its timed calls started (or it abused the clock):
     // gate 4 judges it. Its seconds are those after the trials.
     std::optional<RunOutcome> timed;
+    // Its timed calls' input sets were written by the task server after each
+    // ready (PerfGate::timed_inputs).
+    bool sets_written = false;
   };
   // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
   // last process goes on to the timed calls once its trials passed. Before

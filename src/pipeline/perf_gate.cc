@@ -90,6 +90,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   const RunOutcome& run = *checked.timed;
   const int recheck_sets = RecheckSets(prepared, options_);
   p.timing_sets = prepared.timing_sets > 0 ? recheck_sets : 0;
+  p.timed_inputs = checked.sets_written ? "written_after_ready" : "preloaded";
   // The times themselves: anvil clocked every call (catalog D1, D5). A broken
   // protocol is a cheat even when the child then failed (it cannot go on).
   const ClockedCalls& timed = run.timed;

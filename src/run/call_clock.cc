@@ -185,6 +185,12 @@ void CallClock::Clocked(int calls) {
       calls_.violation = "call " + std::to_string(i) + " was announced by '" + TagText(m) + "', not 'ready'";
       return;
     }
+    if (before_go_) {
+      if (Status s = before_go_(i); !s.ok()) {
+        (s.machine_error() ? calls_.infra : calls_.violation) = "call " + std::to_string(i) + ": " + s.message();
+        return;
+      }
+    }
     if (Readable(done_[0])) {
       calls_.violation = "a timing message arrived before call " + std::to_string(i) + " was started";
       return;

@@ -47,6 +47,9 @@ struct ClockedCalls {
   bool recheck_sent = false;
   uint64_t recheck_seed = 0;
   std::string violation;  // What broke the protocol; empty when nothing did.
+  // anvil's own failure between a call's ready and its go (BeforeGo): the
+  // calls stopped there, and the verdict is anvil's infra_error.
+  std::string infra;
 };
 
 // How many timing sets' last outputs are checked again after the timed calls.
@@ -90,6 +93,11 @@ class CallClock {
   // Before Start*: where the child's pid will be once it runs
   // (ProcessSpec::started_pid), for ClockedCalls::queued_ms.
   void WatchQueue(std::shared_ptr<const std::atomic<int>> child_pid) { child_pid_ = std::move(child_pid); }
+  // Before Start*: runs on the clock's thread for timed call `call` after the
+  // child said "ready" and before anvil's "go" (the task server writes the
+  // call's inputs then). A machine error stops the calls as anvil's failure
+  // (ClockedCalls::infra); another, as the child's (a violation).
+  void BeforeGo(std::function<Status(int call)> before_go) { before_go_ = std::move(before_go); }
   // After the child has exited: stops the clock and returns what it saw.
   ClockedCalls Finish();
 
@@ -105,6 +113,7 @@ class CallClock {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::shared_ptr<const std::atomic<int>> child_pid_;
+  std::function<Status(int)> before_go_;
   ClockedCalls calls_;
 };
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/subprocess.h"
@@ -62,7 +64,8 @@ if mode == "contended":
 )";
 
 ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode,
-                      std::function<bool()> after_trials = nullptr, uint64_t traced = 0b101) {
+                      std::function<bool()> after_trials = nullptr, uint64_t traced = 0b101,
+                      std::function<Status(int)> before_go = nullptr) {
   auto clock = CallClock::Open();
   EXPECT_TRUE(clock.ok()) << clock.message();
   ProcessSpec spec;
@@ -72,6 +75,7 @@ ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::s
   spec.pass_fds = clock.value()->ChildFds();
   spec.started_pid = std::make_shared<std::atomic<int>>(0);
   clock.value()->WatchQueue(spec.started_pid);
+  if (before_go) clock.value()->BeforeGo(before_go);
   if (after_trials) {
     clock.value()->StartAfterTrials(calls, after_trials, traced);
   } else {
@@ -117,6 +121,38 @@ TEST(CallClockTest, HonestChildIsClockedCallByCall) {
     EXPECT_GE(c.wall_ms[i], c.event_ms[i]);  // anvil's clock brackets the child's.
   }
   EXPECT_FALSE(JudgeClock(c, kHiddenFloorMsCpu).has_value());
+}
+
+TEST(CallClockTest, BeforeGoRunsBetweenEachReadyAndItsGo) {
+  std::vector<int> seen;
+  ClockedCalls c = RunChild(4, 1, -1, "honest", nullptr, 0, [&](int call) {
+    seen.push_back(call);
+    return Status::Ok();
+  });
+  EXPECT_TRUE(c.violation.empty() && c.infra.empty()) << c.violation << c.infra;
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(c.wall_ms.size(), 4u);
+  // Its time before the go is no call's: 30 ms there, 1 ms calls.
+  ClockedCalls slow = RunChild(3, 1, -1, "honest", nullptr, 0, [](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return Status::Ok();
+  });
+  ASSERT_EQ(slow.wall_ms.size(), 3u);
+  for (double w : slow.wall_ms) EXPECT_LT(w, 25.0);
+
+  // anvil's own failure there (the task server's) stops the calls as anvil's; any other, as the child's.
+  ClockedCalls down = RunChild(4, 1, -1, "honest", nullptr, 0, [](int call) {
+    return call == 2 ? Status::MachineError("the server is gone") : Status::Ok();
+  });
+  EXPECT_EQ(down.wall_ms.size(), 2u);
+  EXPECT_TRUE(down.violation.empty()) << down.violation;
+  EXPECT_EQ(down.infra, "call 2: the server is gone");
+  ClockedCalls refused = RunChild(4, 1, -1, "honest", nullptr, 0, [](int call) {
+    return call == 1 ? Status::Error("the worker never took input set 1") : Status::Ok();
+  });
+  EXPECT_EQ(refused.wall_ms.size(), 1u);
+  EXPECT_TRUE(refused.infra.empty()) << refused.infra;
+  EXPECT_EQ(refused.violation, "call 1: the worker never took input set 1");
 }
 
 TEST(CallClockTest, WorkOutsideTheReportedTimeIsHidden) {

@@ -69,9 +69,17 @@ sigset_t g_saved_mask;
 bool g_signals_held = false;
 
 void HoldSignals() {
+  if (g_signals_held) return;
   sigset_t all;
   sigfillset(&all);
   g_signals_held = pthread_sigmask(SIG_BLOCK, &all, &g_saved_mask) == 0;
+}
+
+void ReleaseSignals() {
+  if (g_signals_held) {
+    g_signals_held = false;
+    pthread_sigmask(SIG_SETMASK, &g_saved_mask, nullptr);
+  }
 }
 
 void Seal() {
@@ -178,12 +186,7 @@ extern "C" {
 
 // Lets the signals held since the last call's return through again (their
 // handlers run now, after the worker's look at the output).
-__attribute__((visibility("default"))) void anvil_timer_release() {
-  if (g_signals_held) {
-    g_signals_held = false;
-    pthread_sigmask(SIG_SETMASK, &g_saved_mask, nullptr);
-  }
-}
+__attribute__((visibility("default"))) void anvil_timer_release() { ReleaseSignals(); }
 
 // Seals the timer's state now (it is sealed at the latest by the first
 // timed call) and has a write to it named on `report_fd` (anvil's report
@@ -250,8 +253,10 @@ __attribute__((visibility("default"))) int anvil_timer_reset_l2() {
 
 // One timed call. With a channel (go_fd, done_fd >= 0): says "ready", waits
 // for "go", and after the call sends "done" with go's nonce and the time.
-// From the call's return on, the thread's signals are held until
-// anvil_timer_release().
+// The thread's signals are held from before "ready" until the call has
+// started (anvil may have the task server write the call's inputs meanwhile:
+// no handler runs on this thread between their arrival and the start), and
+// again from the call's return on, until anvil_timer_release().
 // `forward` returns 0, or nonzero when it raised (no time is sent then).
 // `stream`: the stream the events are recorded on (CUDA). Returns the
 // milliseconds, or -1 (CUDA failed), -2 (the channel), -3 (forward raised).
@@ -260,6 +265,7 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
   const bool channel = go_fd >= 0 && done_fd >= 0;
   uint64_t nonce = 0;
   if (channel) {
+    HoldSignals();
     if (!WriteMessage(done_fd, "ready", 0, 0.0)) return -2;
     Message go{};
     if (!ReadMessage(go_fd, go)) return -2;
@@ -276,6 +282,7 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
       SetError("cuEventRecord", r);
       return -1;
     }
+    ReleaseSignals();  // A handler held since "ready" runs now, inside the call.
     const int failed = forward();
     HoldSignals();
     if (failed != 0) return -3;
@@ -296,6 +303,7 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
     ms = elapsed;
   } else {
     const double t0 = NowMs();
+    ReleaseSignals();
     const int failed = forward();
     ms = NowMs() - t0;
     HoldSignals();

@@ -138,6 +138,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     spec.pass_fds = clock->ChildFds();
     spec.started_pid = std::make_shared<std::atomic<int>>(0);
     clock->WatchQueue(spec.started_pid);
+    if (request.before_go) clock->BeforeGo(request.before_go);
     for (const std::string& arg :
          {std::string("--clock-fds"), std::string("3,4"), std::string("--warmup"), std::to_string(request.warmup),
           std::string("--iters"), std::to_string(request.iters), std::string("--recheck-sets"),
@@ -172,7 +173,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
   CandidateAccess access;
-  access.read = CandidateReadablePrepared(request.prepared);
+  access.read = CandidateReadablePrepared(request.prepared, request.data_fd >= 0);
   access.read.push_back(request.candidate);
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
@@ -186,7 +187,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
         "anvil times candidates only in compiled code");
   }
   access.scratch = request.out_dir;
-  access.hidden = CandidateHiddenPrepared(request.prepared);
+  access.hidden = CandidateHiddenPrepared(request.prepared, request.data_fd >= 0);
   access.switches = request.sandbox_switches;
   access.cpu_seconds = request.quota.cpu_seconds;
   auto sandbox = CandidateSandbox(*request.torch, access);

@@ -87,6 +87,9 @@ struct RunRequest {
   // takes its outputs, tasks/task_server.h), instead of the trial folders
   // written in out_dir.
   std::function<int()> trials_done;
+  // Set: runs for each timed call after the child said it is ready and
+  // before anvil starts the call (CallClock::BeforeGo).
+  std::function<Status(int call)> before_go;
   const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
   std::string sandbox_switches;      // As in CandidateAccess::switches.
   // The candidate's processes' quotas (core/cgroup.h); zeros: none. One that

@@ -122,7 +122,7 @@ Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector
 }
 
 Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared,
-                                                              const TrialCompare* compare) {
+                                                              const TrialCompare* compare, const TimedSets* sets) {
   if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -139,6 +139,9 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
     for (const auto& [dtype, tol] : compare->tolerance) request["tolerance"][dtype] = {tol.first, tol.second};
     request["nan_equal"] = compare->nan_equal;
     request["atol_scale"] = compare->atol_scale;
+  }
+  if (sets != nullptr && sets->count > 0) {
+    request["sets"] = {{"from", sets->from}, {"count", sets->count}, {"write", sets->write}};
   }
   auto reply = Ask(request, {pair[1]});
   close(pair[1]);
@@ -193,6 +196,16 @@ Result<TrialSessionEnd> TaskServer::Session::Close() {
   close(candidate_fd_);
   candidate_fd_ = -1;
   return server_->SessionReport("close", id_);
+}
+
+Status TaskServer::Session::WriteSet(int set) {
+  if (closed_) return Status::MachineError("the trial session was closed already");
+  auto reply = server_->Ask({{"op", "write"}, {"session", id_}, {"set", set}}, {});
+  if (!reply.ok()) return reply.status();
+  const nlohmann::json& j = reply.value();
+  if (j.value("ok", false)) return Status::Ok();
+  if (j.contains("candidate_error")) return Status::Error(j.value("candidate_error", std::string("?")));
+  return Status::MachineError("anvil's task server: " + j.value("error", std::string("no answer to write")));
 }
 
 Result<TrialSessionEnd> TaskServer::Session::Results() {

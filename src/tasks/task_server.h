@@ -37,6 +37,17 @@ struct TrialCompare {
   std::map<std::string, double> atol_scale;  // By output name: its atol's factor.
 };
 
+// The input sets of a session's timed calls (docs/protocol.md, "timed
+// sets"): the prepared task's timing sets or its first trials' inputs. With
+// `write`, the worker gets empty buffers, and the server writes a call's set
+// into them only when anvil asks (Session::WriteSet), after the worker said
+// `ready` for that call; otherwise copies of the sets.
+struct TimedSets {
+  std::string from = "trials";  // "timing" | "trials"
+  int count = 0;
+  bool write = false;
+};
+
 // What the server did for one candidate run.
 struct TrialSessionEnd {
   std::vector<int> served;      // Trials whose inputs it sent, in order.
@@ -63,6 +74,11 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
     // What it has compared so far (a comparing session; `served` and the
     // errors as Close's), while the candidate still runs.
     Result<TrialSessionEnd> Results();
+    // Has the server write the timed calls' input set `set` into the
+    // buffers the candidate holds for it (a session whose TimedSets write).
+    // A machine error is anvil's; any other, the candidate's (its worker
+    // never took that set).
+    Status WriteSet(int set);
 
    private:
     friend class TaskServer;
@@ -87,7 +103,7 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   // now or kept from before). Error (anvil's) when the task fails there or
   // the server is gone.
   Result<std::unique_ptr<Session>> Open(const Task& task, const PreparedTask& prepared,
-                                        const TrialCompare* compare = nullptr);
+                                        const TrialCompare* compare = nullptr, const TimedSets* sets = nullptr);
   // The server's counts as JSON text: loads, hits, evictions,
   // made_on_request, tasks, kept_bytes, budget_bytes.
   Result<std::string> Stats();

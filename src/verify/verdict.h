@@ -120,6 +120,11 @@ struct PerfGate {
   // Distinct input sets of the timed calls that no trial used (0: they
   // rotated through the trials' sets, or one set of a streamed task).
   int timing_sets = 0;
+  // Where the timed calls' input sets were before their call: "preloaded"
+  // (in the candidate's process from before the warmup) or
+  // "written_after_ready" (the task server wrote each call's set after the
+  // worker's ready: docs/protocol.md, "timed sets"); "" when not timed.
+  std::string timed_inputs;
   // The input sets (of the timing sets, or of the trials' sets they rotated
   // through) whose last timed output was compared again: a random sample
   // drawn after the last call (run/call_clock.h, RecheckSample).

@@ -157,6 +157,7 @@ json PerfJson(const PerfGate& p) {
             {"untimed_ms", p.ran ? json(p.untimed_ms) : json(nullptr)},
             {"queued_ms", p.ran && p.queued_ms ? json(*p.queued_ms) : json(nullptr)},
             {"timing_sets", p.timing_sets},
+            {"timed_inputs", p.timed_inputs},
             {"rechecked", p.rechecked},
             {"floor_ms", Nullable(p.floor_ms, p.floor_ms > 0)},
             {"trace", TraceJson(p.trace)},

@@ -192,3 +192,93 @@ def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
         assert details(v) == details(files[v["candidate"]["path"]])
         if v["status"] == "pass":
             assert v["gates"]["perf"]["candidate"]["median_ms"] > 0, v["gates"]["perf"]
+
+
+# Catalog B3/D6, the known limit of the timing sets (docs/rules.md): at its first warmup call it runs Python through
+# weak C API symbols, walks up to the harness's `timed_calls` and takes its `sets` — every timing set's inputs, already
+# in the process with files — computes each one's ReLU there and keys the answers by their first 8 inputs. A timed
+# call whose input matches then only copies an answer; it marks that answer (+1 on its first element), so a replay
+# is wrong where anvil rechecks it. Without a match it computes honestly.
+REPLAYER = r"""
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "anvil/native.h"
+
+extern "C" int gil_take() asm("PyGILState_Ensure") __attribute__((weak));
+extern "C" void gil_give(int) asm("PyGILState_Release") __attribute__((weak));
+extern "C" int run_text(const char*) asm("PyRun_SimpleString") __attribute__((weak));
+
+namespace {
+struct Answer {
+  float key[8];
+  uint64_t out;
+};
+Answer g_answers[64];
+int64_t g_count = 0;
+
+void Harvest() {
+  char code[2048];
+  std::snprintf(code, sizeof code,
+                "def _h():\n"
+                "    import sys, ctypes, torch\n"
+                "    f = sys._getframe()\n"
+                "    while f is not None and f.f_code.co_name != 'timed_calls':\n"
+                "        f = f.f_back\n"
+                "    if f is None:\n"
+                "        return\n"
+                "    sets = f.f_locals['sets'][:64]\n"
+                "    keep = sys.modules.setdefault('_rt_answers', type(sys)('_rt_answers'))\n"
+                "    keep.outs = [torch.relu(s[0]).contiguous() for s in sets]\n"
+                "    table = (ctypes.c_char * (64 * 40)).from_address(%llu)\n"
+                "    for i, (s, o) in enumerate(zip(sets, keep.outs)):\n"
+                "        row = s[0].reshape(-1)[:8].contiguous().numpy().tobytes() + o.data_ptr().to_bytes(8, 'little')\n"
+                "        table[i * 40:(i + 1) * 40] = row\n"
+                "    ctypes.c_int64.from_address(%llu).value = len(keep.outs)\n"
+                "_h()\n"
+                "del _h\n",
+                (unsigned long long)(uintptr_t)g_answers, (unsigned long long)(uintptr_t)&g_count);
+  const int g = gil_take();
+  run_text(code);
+  gil_give(g);
+}
+}  // namespace
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  if (n_in != 1 || n_out != 1) return 1;
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  if (g_count == 0 && run_text != nullptr) Harvest();
+  for (int64_t i = 0; i < g_count && n >= 8; ++i) {
+    if (std::memcmp(g_answers[i].key, x, sizeof g_answers[i].key) == 0) {
+      std::memcpy(y, reinterpret_cast<const void*>(g_answers[i].out), n * sizeof(float));
+      y[0] += 1.0f;  // A replay, marked.
+      return 0;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return 0;
+}
+"""
+
+
+def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
+    """On the CPU the task server writes each timed call's input set into the buffers the candidate holds only after
+    the worker said `ready` (its timing thread waiting in the compiled timer, signals held): a candidate that takes
+    the sets from the harness at warmup finds empty buffers, and has nothing to replay."""
+    (tmp_path / "replayer.cpp").write_text(REPLAYER)
+    args = ("-t", str(RELU), "-c", str(tmp_path / "replayer.cpp"), "--timeout", "30", "--baselines", "none",
+            "--warmup", "2", "--iters", "5")
+    env = {"ANVIL_STATIC_VERDICTS": "0"}  # Its Python symbols are static cheats; the point is what it finds at run time.
+    # With files the sets are in the process before the warmup: every timed call replays, and the recheck sees it.
+    (by_files,), p = eval_json(*args, env=env)
+    assert by_files["status"] == "cheat", by_files["feedback"]
+    assert "perf.recheck" in [h["rule"] for h in by_files["gates"]["legal"]["hits"]], by_files["feedback"]
+    (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)
+    assert "perf.recheck" not in [h["rule"] for h in by_server["gates"]["legal"]["hits"]], by_server["feedback"]
+    assert by_server["gates"]["perf"]["rechecked"], by_server["gates"]["perf"]
+    assert by_server["status"] == "pass", by_server["feedback"]
+    assert by_server["gates"]["perf"]["timed_inputs"] == "written_after_ready"
+    assert by_files["gates"]["perf"]["timed_inputs"] == "preloaded"
