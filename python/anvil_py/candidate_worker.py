@@ -31,8 +31,8 @@ from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timed_calls import timed_calls
 from anvil_py.timing import CallClock, Timer
-from anvil_py.trial_channel import TrialData
-from anvil_py.worker_outputs import check_outputs, write_outputs
+from anvil_py.trial_channel import OutputUnreadable, TrialData
+from anvil_py.worker_outputs import check_outputs, unreadable_outputs, write_outputs
 
 EXIT_CANDIDATE_ERROR = 3
 # How long the extraction lets forward run on placeholder inputs (_forward_for_extraction).
@@ -332,9 +332,11 @@ def _timing_sets(trials, device, args, data=None):
         return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
 
     if data is not None and data.sets:
-        # From the task server: warmup on a fresh copy of trial 0's inputs; the sets' buffers (filled by the server
-        # after each `ready`, on the CPU) or copies (docs/protocol.md, "timed sets").
-        return data.inputs("timing", 0, device), [data.timed_set(k, device) for k in range(data.sets)]
+        # From the task server: warmup on a fresh copy of trial 0's inputs; each timed call's own buffers, which the
+        # server fills after its `ready` (on the CPU: nothing of a set here before its call), or copies of the sets
+        # (docs/protocol.md, "timed sets").
+        warm = data.inputs("timing", 0, device)
+        return warm, [None] * data.sets if data.sets_written else [data.timed_set(k, device) for k in range(data.sets)]
     timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
     if not timing and not trials and data is not None:
         return None, [data.inputs("timing", k, device) for k in range(min(max(args.recheck_sets, 1), data.trials))]
@@ -421,7 +423,10 @@ def run(args):
             outputs = check_outputs(result, k)
             if data is not None and data.compares:
                 # Into the task server's buffers, compared on its side (docs/protocol.md, "trial data").
-                data.done(k, outputs)
+                try:
+                    data.done(k, outputs)
+                except OutputUnreadable as e:
+                    raise unreadable_outputs(args, f"trial_{k}", e.names) from None
             else:
                 write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
@@ -442,8 +447,8 @@ def run(args):
         traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            written = data is not None and data.sets_written
-            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, written)
+            call_inputs = data.call_inputs if data is not None and data.sets_written else None
+            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 if args.report is not None:

@@ -199,6 +199,8 @@ def _build_reference(module, entry, device):
     return reference_model(module, device, entry.init_seed, entry.tf32)[0]
 
 
+# Timed calls a session may take buffers for.
+MAX_CALLS = 1 << 20
 # Elements of each output re-read from the exported buffer after its comparison (a change: run.after_return).
 RECHECK_SAMPLE = 64
 _SAME_SIZE_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -217,11 +219,13 @@ class _Session:
         self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
         self.timing = []         # Trials whose inputs went again, for the timed calls.
         self.made = {}           # Trial -> the reference's outputs made for it (a task over the budget).
-        # The timed calls' input sets: what anvil asked for ({"from", "count", "write"}), those sent, and — where the
-        # server writes each set after the worker's `ready` — each one's buffers [(mapping, the set's value)].
+        # The timed calls' input sets: what anvil asked for ({"from", "count", "write"}) and those sent; where the
+        # server writes each call's set after the worker's `ready`, the timed calls whose buffers went out and the
+        # last one's buffers {call: [(mapping, the set's value)]}.
         self.sets_spec = request.get("sets") or {"from": "trials", "count": 0, "write": False}
         self.sets_sent = []
-        self.sets = {}
+        self.calls_sent = set()
+        self.calls = {}
         # The last compared trial's buffers, with the elements drawn from the private copy, read once more at the
         # candidate's next request or when the session closes, then released: (trial, [(name, buffer, points,
         # values)]).
@@ -328,7 +332,7 @@ class Server:
         session.sock.close()
         _recheck(session)
         session.buffers.clear()  # Buffers of trials never done: released.
-        session.sets.clear()
+        session.calls.clear()
         self.reply(dict(session.report(), id=request.get("id")))
 
     def run_session(self, session, request):
@@ -371,8 +375,8 @@ class Server:
                         trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
                         return
                     trial_channel.send(sock, {"compared": message["done"]})
-                elif message["get"] == "set":
-                    if not self.send_set(session, entry, message["k"]):
+                elif message["get"] in ("set", "call"):
+                    if not self.send_set(session, entry, message["k"], message["get"] == "call"):
                         return
                 elif not self.send_trial(session, entry, message["k"], message["get"] == "timing"):
                     return
@@ -394,12 +398,21 @@ class Server:
             return ""
         k = message.get("k")
         kind = message.get("get")
-        if kind not in ("trial", "timing", "set") or type(k) is not int or set(message) != {"get", "k"}:
+        if kind not in ("trial", "timing", "set", "call") or type(k) is not int or set(message) != {"get", "k"}:
             return f"a request anvil does not know: {message!r:.200}"
-        if kind == "set":
-            count = session.sets_spec["count"]
-            if not 0 <= k < count:
-                return f"input set {k} of the timed calls does not exist (they have {count})"
+        if kind in ("set", "call"):
+            spec = session.sets_spec
+            if spec["count"] == 0 or bool(spec["write"]) != (kind == "call"):
+                return f"a request anvil does not know: {message!r:.200} (this session's timed sets come " + (
+                    "as buffers per call)" if spec["write"] else "as copies per set)")
+            if kind == "call":
+                if not 0 <= k < MAX_CALLS:
+                    return f"timed call {k} does not exist"
+                if k in session.calls_sent:
+                    return f"the buffers of timed call {k} were sent already (once)"
+                return ""
+            if not 0 <= k < spec["count"]:
+                return f"input set {k} of the timed calls does not exist (they have {spec['count']})"
             if k in session.sets_sent:
                 return f"input set {k} of the timed calls was sent already (once)"
             return ""
@@ -443,19 +456,27 @@ class Server:
                 session.buffers[k] = buffers
         return True
 
-    def send_set(self, session, entry, k):
-        """The timed calls' input set k: zeroed buffers this server writes the set into after each of the worker's
-        `ready` for a call on it (write), or a copy of the set. False when the session ends."""
+    def send_set(self, session, entry, k, call=False):
+        """Input set k of the timed calls, copied; or (`call`) the buffers of timed call k, zeroed, which this server
+        writes the call's set (k modulo the sets) into after the worker said `ready` for it. Every call gets buffers
+        of its own, never reused: neither an address nor a buffer tells the candidate which set a call has. False
+        when the session ends."""
         spec = session.sets_spec
         try:
-            named = [(f"in{i}", v) for i, v in enumerate(self.tasks.timed_sets(entry, spec["from"], spec["count"])[k])]
+            values = self.tasks.timed_sets(entry, spec["from"], spec["count"])[k % spec["count"]]
+            named = [(f"in{i}", v) for i, v in enumerate(values)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
             session.error = f"making input set {k} of the timed calls: {type(e).__name__}: {e}"
             trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
             return False
+        def register(buffers):
+            with session.lock:
+                session.calls_sent.add(k)
+                session.calls = {k: buffers}  # An earlier call's buffers: this side's mapping goes.
+
         try:
-            if spec["write"]:
-                buffers = trial_channel.send_input_buffers(session.sock, named)
+            if call:
+                trial_channel.send_input_buffers(session.sock, named, register)
             else:
                 trial_channel.send_tensors(session.sock, named)
         except ChannelError:
@@ -465,28 +486,27 @@ class Server:
                 return False
             session.error = f"sending input set {k} of the timed calls: {e}"
             return False
-        with session.lock:
-            session.sets_sent.append(k)
-            if spec["write"]:
-                session.sets[k] = buffers
+        if not call:
+            with session.lock:
+                session.sets_sent.append(k)
         return True
 
     def write_set(self, request):
-        """anvil's `write` (the worker said `ready` for a timed call on set k, and waits for its `go`): the set's
-        values into the buffers the candidate holds for it, over whatever it left there."""
+        """anvil's `write` (the worker said `ready` for timed call k, and waits for its `go`): the call's set into
+        the buffers the candidate took for that call."""
         session = self.sessions.get(request.get("session"))
-        k = request.get("set")
+        k = request.get("call")
         if session is None:
             return {"error": "no such session"}
         with session.lock:
-            targets = session.sets.get(k) if type(k) is int else None
+            targets = session.calls.get(k) if type(k) is int else None
         if targets is None:
-            return {"candidate_error": f"the worker never took input set {k!r} of the timed calls"}
+            return {"candidate_error": f"the worker did not take the buffers of timed call {k!r} before it"}
         try:
             for buffer, value in targets:
                 buffer.copy_(value)
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            return {"error": f"writing input set {k} of the timed calls: {type(e).__name__}: {e}"}
+            return {"error": f"writing the inputs of timed call {k}: {type(e).__name__}: {e}"}
         return {"ok": True}
 
     def compare(self, session, entry, message):

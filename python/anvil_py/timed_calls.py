@@ -20,7 +20,7 @@ from anvil_py.worker_outputs import check_outputs, copied, write_outputs
 LOOK_POINTS = 256
 
 
-def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, written=False):
+def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs=None):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -32,9 +32,10 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
     under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
     computing with torch once timed (catalog C4) is seen there.
 
-    `written` (the task server's sets on the CPU): `sets` are buffers the server fills with each call's set after
-    the worker's `ready`, while the compiled timer waits for anvil's `go` with the thread's signals held; a timed
-    call takes its set's buffers as they are, and nothing of a set is in the process before its call."""
+    `call_inputs` (the task server's sets on the CPU; `sets` only counts them): timed call k's own buffers, which
+    the server fills with the call's set after the worker's `ready`, while the compiled timer waits for anvil's
+    `go` with the thread's signals held. Nothing of a set is in the process before its call, and no buffer or
+    address is a set's."""
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in (warm if warm is not None else sets[0])]
     timer.sync()
     state = {"call": -1, "set": None, "out": None, "look": None, "args": live}
@@ -93,8 +94,9 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
             state["set"] = call % len(sets)
             src = sets[state["set"]]
         state["args"] = live
-        if written and state["set"] is not None:
-            state["args"] = src  # The server writes the set after `ready`.
+        if call_inputs is not None and state["set"] is not None:
+            state["args"] = None  # The last call's buffers go first.
+            state["args"] = call_inputs(call - args.warmup)  # Written by the server after `ready`.
             src = ()
         for dst, value in zip(live, src):
             if isinstance(dst, torch.Tensor):

@@ -6,6 +6,8 @@ descriptors it names attached (SCM_RIGHTS). A tensor travels as a memfd of its o
 else, its size sealed: the receiver maps it, and the sender never reads it again.
 """
 
+import ctypes
+import errno
 import fcntl
 import json
 import math
@@ -29,6 +31,15 @@ class ChannelClosed(ChannelError):
     """The other side closed its end."""
 
 
+class OutputUnreadable(Exception):
+    """An output's memory could not be read by the kernel when the worker handed it over (its pages unmapped or
+    protected after the call returned: work left to a fault handler): `names`."""
+
+    def __init__(self, names):
+        super().__init__(", ".join(names))
+        self.names = names
+
+
 def send(sock, message, fds=()):
     data = json.dumps(message).encode()
     if len(data) > MAX_MESSAGE:
@@ -46,6 +57,14 @@ def receive(sock, max_fds=0):
         data, fds, flags, _ = socket.recv_fds(sock, MAX_MESSAGE, max(max_fds, 1))
     except OSError as e:
         raise ChannelError(f"the channel failed: {e}") from None
+    if flags & socket.MSG_CTRUNC and max_fds > 0:
+        for fd in fds:
+            os.close(fd)
+        try:
+            os.close(os.dup(0))
+        except OSError as e:  # No room for the descriptors sent (EMFILE): say so.
+            raise ChannelError(f"the descriptors sent could not be received: {e}") from None
+        raise ChannelError("more descriptors came than expected")
     if max_fds == 0 and fds or flags & socket.MSG_CTRUNC:
         for fd in fds:
             os.close(fd)
@@ -133,10 +152,11 @@ def send_tensors(sock, named_values, outputs=()):
     return buffers
 
 
-def send_input_buffers(sock, named_values):
+def send_input_buffers(sock, named_values, before_send=None):
     """[(name, value)] as one message of empty buffers the sender fills later (a timed call's input set, written
     after the worker's `ready`): each tensor a zeroed, sealed memfd of its own that this side keeps mapped; other
-    values as JSON scalars. Returns [(this side's mapping, value)] of the tensors."""
+    values as JSON scalars. Returns [(this side's mapping, value)] of the tensors, which `before_send` also gets
+    before the message goes (the receiver may ask for them to be filled as soon as it has it)."""
     entries, fds, buffers = [], [], []
     try:
         for name, value in named_values:
@@ -152,6 +172,8 @@ def send_input_buffers(sock, named_values):
                 os.close(fd)
         if len(fds) > MAX_FDS:
             raise ChannelError(f"{len(fds)} tensors in one message; the channel passes at most {MAX_FDS}")
+        if before_send is not None:
+            before_send(buffers)
         send(sock, {"tensors": entries, "written": True}, fds)
     finally:
         for fd in fds:
@@ -175,7 +197,9 @@ def map_tensor(fd, dtype, shape):
     return torch.frombuffer(m, dtype=torch.uint8).view(tensor_io.dtype_from_name(dtype)).reshape(shape)
 
 
-def _mapped_entries(entries, fds, device):
+def _mapped_entries(entries, fds, device, keep_fds=None):
+    """[(name, value)]: tensors mapped from `fds` in order (on `device`; None: the mapping itself). `keep_fds`: a
+    list that gets each tensor's descriptor too (None for an empty one), left open."""
     values = []
     for entry in entries:
         if "scalar" in entry:
@@ -189,7 +213,11 @@ def _mapped_entries(entries, fds, device):
         else:
             if not fds:
                 raise ChannelError("fewer descriptors than tensors")
-            t = map_tensor(fds.pop(0), entry["dtype"], entry["shape"])
+            fd = fds.pop(0)
+            if keep_fds is not None:
+                keep_fds.append(fd)
+                fd = os.dup(fd)
+            t = map_tensor(fd, entry["dtype"], entry["shape"])
         values.append((entry["name"], t if device is None else t.to(device)))
     return values
 
@@ -203,13 +231,39 @@ def receive_tensors(sock, device="cpu", with_outputs=False):
         if "error" in message:
             raise ChannelError(f"anvil's task server refused: {message['error']}")
         values = _mapped_entries(message.get("tensors", []), fds, device)
-        buffers = _mapped_entries(message.get("outputs", []), fds, None) if with_outputs else []
+        kept = []
+        buffers = _mapped_entries(message.get("outputs", []), fds, None, kept) if with_outputs else []
+        if with_outputs:
+            outputs = message.get("outputs", [])
+            it = iter(kept)
+            buffers = [(name, t, None if 0 in entry["shape"] else next(it))
+                       for (name, t), entry in zip(buffers, outputs)]
         if fds:
             raise ChannelError("more descriptors than tensors")
         return (values, buffers) if with_outputs else values
     finally:
         for fd in fds:
             os.close(fd)
+
+
+_WRITE_CHUNK = 1 << 30
+
+
+def _write_into(fd, out):
+    """`out`'s bytes into the memfd `fd` from offset 0, by the kernel; False when it could not read them (EFAULT)."""
+    src = out.detach()
+    src = (src.cpu() if src.device.type != "cpu" else src).contiguous()
+    n = src.numel() * src.element_size()
+    view = memoryview((ctypes.c_char * n).from_address(src.data_ptr())).cast("B")
+    done = 0
+    while done < n:
+        try:
+            done += os.pwrite(fd, view[done:done + _WRITE_CHUNK], done)
+        except OSError as e:
+            if e.errno == errno.EFAULT:
+                return False
+            raise
+    return True
 
 
 class TrialData:
@@ -237,28 +291,43 @@ class TrialData:
         return [v for _, v in values]
 
     def timed_set(self, k, device):
-        """The timed calls' input set k: buffers the server fills after each `ready` (sets_written), or a copy of the
-        set's inputs, on `device`."""
+        """A copy of the timed calls' input set k, on `device` (a session whose sets are not written per call)."""
         send(self.sock, {"get": "set", "k": k})
         return [v for _, v in receive_tensors(self.sock, device)]
 
+    def call_inputs(self, k):
+        """The buffers of timed call k (sets_written): empty until the server writes the call's set into them, after
+        the worker's `ready` for it."""
+        send(self.sock, {"get": "call", "k": k})
+        return [v for _, v in receive_tensors(self.sock, None)]
+
     def done(self, k, outputs):
         """Copies trial k's outputs into the server's buffers (a count, shape or dtype other than the reference's is
-        said instead, for the server to judge) and waits until the server has compared them."""
+        said instead, for the server to judge) and waits until the server has compared them. The copy is the
+        kernel's (pwrite into the buffer's memfd), as a file's write would be: an output whose pages the candidate
+        unmapped or protected after its call raises OutputUnreadable instead of running its fault handler."""
         buffers = self.buffers.pop(k)
         problem = ""
-        if len(outputs) != len(buffers):
-            problem = f"output count: {len(outputs)} outputs where the reference has {len(buffers)}"
-        for (name, buffer), out in zip(buffers, outputs):
-            if problem:
-                break
-            if list(out.shape) != list(buffer.shape):
-                problem = f"shape: {name} is {list(out.shape)} where the reference's is {list(buffer.shape)}"
-            elif out.dtype != buffer.dtype:
-                problem = f"dtype: {name} is {out.dtype} where the reference's is {buffer.dtype}"
-            else:
-                buffer.copy_(out)
+        unreadable = []
+        try:
+            if len(outputs) != len(buffers):
+                problem = f"output count: {len(outputs)} outputs where the reference has {len(buffers)}"
+            for (name, buffer, fd), out in zip(buffers, outputs):
+                if problem:
+                    break
+                if list(out.shape) != list(buffer.shape):
+                    problem = f"shape: {name} is {list(out.shape)} where the reference's is {list(buffer.shape)}"
+                elif out.dtype != buffer.dtype:
+                    problem = f"dtype: {name} is {out.dtype} where the reference's is {buffer.dtype}"
+                elif fd is not None and not _write_into(fd, out):
+                    unreadable.append(name)
+        finally:
+            for _, _, fd in buffers:
+                if fd is not None:
+                    os.close(fd)
         buffers = None
+        if unreadable:
+            raise OutputUnreadable(unreadable)
         send(self.sock, {"done": k, "problem": problem} if problem else {"done": k})
         reply, _ = receive(self.sock)
         if reply.get("compared") != k:

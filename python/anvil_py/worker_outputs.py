@@ -34,13 +34,19 @@ def write_outputs(args, rel, named):
         unreadable = [name for name, t in named if isinstance(t, torch.Tensor) and not _readable(t)]
         if not unreadable:
             raise
-        message = (f"{rel}'s output {', '.join(unreadable)} could not be read when the worker wrote it (its memory "
-                   "was unmapped or protected after the call returned): work left to a fault handler on its pages")
-        if args.report is not None:
-            args.report.send({"kind": "cheat", "rule": "run.after_return", "message": message})
-        raise TaskError("after_return", message) from err
+        raise unreadable_outputs(args, rel, unreadable) from err
     if args.report is not None:
         args.report.seal(rel, written)
+
+
+def unreadable_outputs(args, rel, names):
+    """run.after_return for outputs `names` of `rel` whose memory the worker could not read when it wrote or handed
+    them over: said on anvil's report channel, and the TaskError that ends the run."""
+    message = (f"{rel}'s output {', '.join(names)} could not be read when the worker wrote it (its memory "
+               "was unmapped or protected after the call returned): work left to a fault handler on its pages")
+    if args.report is not None:
+        args.report.send({"kind": "cheat", "rule": "run.after_return", "message": message})
+    return TaskError("after_return", message)
 
 
 def _readable(t):

@@ -309,7 +309,7 @@ def open_with_sets(server, task, seeds, prepared, sets):
     return reply["id"], TrialData(ours.detach())
 
 
-def test_a_timed_set_is_written_into_the_candidates_buffers_only_when_anvil_says_so(server, tmp_path):
+def test_a_timed_calls_set_is_written_into_its_own_buffers_only_when_anvil_says_so(server, tmp_path):
     # Timing sets as prepare leaves them (files the server reads in trusted code; the candidate may not).
     from anvil_py import tensor_io
     sets = [torch.randn(16, 1024) for _ in range(2)]
@@ -318,22 +318,31 @@ def test_a_timed_set_is_written_into_the_candidates_buffers_only_when_anvil_says
     sid, data = open_with_sets(server, TASKS / "relu.py", ["61"], tmp_path, {"from": "timing", "count": 2,
                                                                              "write": True})
     assert data.sets == 2 and data.sets_written
-    held = [data.timed_set(k, "cpu") for k in range(2)]
     # Nothing of a set is in the candidate's process until anvil's write: zeros.
-    assert all(torch.count_nonzero(b[0]) == 0 for b in held)
-    written = server.ask({"op": "write", "session": sid, "set": 1})
+    (first,) = data.call_inputs(0)
+    assert torch.count_nonzero(first) == 0
+    written = server.ask({"op": "write", "session": sid, "call": 0})
     assert written["ok"] is True, written
-    assert torch.equal(held[1][0], sets[1]) and torch.count_nonzero(held[0][0]) == 0
-    # Whatever the candidate left in a buffer, the next write puts the set back.
-    held[1][0].fill_(5)
-    assert server.ask({"op": "write", "session": sid, "set": 1})["ok"]
-    assert torch.equal(held[1][0], sets[1])
-    # A set the worker never took is the candidate's doing; a second request for one ends the session.
+    assert torch.equal(first, sets[0])
+    # Each call has buffers of its own, call k set k modulo the sets: call 2 has set 0 again, elsewhere.
+    (second,) = data.call_inputs(1)
+    (third,) = data.call_inputs(2)
+    assert third.data_ptr() not in (first.data_ptr(), second.data_ptr()) and torch.count_nonzero(third) == 0
+    assert server.ask({"op": "write", "session": sid, "call": 2})["ok"]
+    assert torch.equal(third, sets[0])
+    # Buffers of a call whose write has not come yet, or of an earlier call, are not written.
+    assert "did not take" in server.ask({"op": "write", "session": sid, "call": 1})["candidate_error"]
+    assert "did not take" in server.ask({"op": "write", "session": sid, "call": 7})["candidate_error"]
+    assert server.ask({"op": "write", "session": 999, "call": 0})["error"] == "no such session"
+    # A call's buffers once; copies of a set are not what this session serves.
     with pytest.raises(ChannelError, match="sent already"):
-        data.timed_set(0, "cpu")
-    assert "never took" in server.ask({"op": "write", "session": sid, "set": 7})["candidate_error"]
-    assert server.ask({"op": "write", "session": 999, "set": 0})["error"] == "no such session"
+        data.call_inputs(2)
     assert "sent already" in server.close(sid)["candidate_error"]
+    sid, data = open_with_sets(server, TASKS / "relu.py", ["61"], tmp_path, {"from": "timing", "count": 2,
+                                                                             "write": True})
+    with pytest.raises(ChannelError, match="as buffers per call"):
+        data.timed_set(0, "cpu")
+    server.close(sid)
 
 
 def test_without_write_the_sets_come_as_copies_of_the_trials(server):

@@ -44,9 +44,11 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--trial-data", f.trial_data,
-                  "Where candidates get their trials' inputs: 'files' (the prepared folder) or 'server' (made "
-                  "from their secret seeds by anvil's task server, one per device, and handed to each candidate "
-                  "as memfds of its own, which hands its outputs back for the server to compare; streamed tasks too)")
+                  "Where candidates get their trials' inputs: 'server' (made from their secret seeds by anvil's "
+                  "task server, one per device, and handed to each candidate as memfds of its own, which hands its "
+                  "outputs back for the server to compare; streamed tasks too; on the cpu backend each timed call's "
+                  "inputs are written only once the call is due) or 'files' (the prepared folder, read in the "
+                  "candidate's process)")
       ->check(CLI::IsMember({"files", "server"}))
       ->capture_default_str();
   cmd->add_option("--trial-server-budget", f.trial_server_budget,

@@ -104,6 +104,14 @@ Evaluator::Evaluator(Backend backend, EvalOptions options, std::shared_ptr<Devic
     bound.max_bytes = DefaultCacheMaxBytes(options_.cache_dir);
   }
   keeper_ = CacheKeeper::Shared(options_.cache_dir, bound);
+  if (options_.trial_server && backend_.HasDevice()) {
+    // Its start (importing torch: about a second) overlaps the first
+    // candidate's preparation and build. A failure here is said where a
+    // session needs the server.
+    server_start_ = std::async(std::launch::async, [backend = backend_, budget = options_.trial_server_budget] {
+      (void)TaskServer::For(backend, budget);
+    });
+  }
 }
 
 Result<TorchInfo> Evaluator::Torch() {
@@ -624,7 +632,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       };
       v.run.trial_data = "server";
       if (sets.write) {
-        req.before_go = [&session, n = sets.count](int call) { return session->WriteSet(call % n); };
+        req.before_go = [&session](int call) { return session->WriteCall(call); };
         checked.sets_written = true;
       }
     }

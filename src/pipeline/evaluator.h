@@ -223,6 +223,7 @@ class Evaluator {
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;
   DeviceGate& device_;
+  std::future<void> server_start_;  // The task server's early start (EvalOptions::trial_server); waited for at the end.
 };
 
 }  // namespace anvil

@@ -198,9 +198,9 @@ Result<TrialSessionEnd> TaskServer::Session::Close() {
   return server_->SessionReport("close", id_);
 }
 
-Status TaskServer::Session::WriteSet(int set) {
+Status TaskServer::Session::WriteCall(int call) {
   if (closed_) return Status::MachineError("the trial session was closed already");
-  auto reply = server_->Ask({{"op", "write"}, {"session", id_}, {"set", set}}, {});
+  auto reply = server_->Ask({{"op", "write"}, {"session", id_}, {"call", call}}, {});
   if (!reply.ok()) return reply.status();
   const nlohmann::json& j = reply.value();
   if (j.value("ok", false)) return Status::Ok();

@@ -39,9 +39,10 @@ struct TrialCompare {
 
 // The input sets of a session's timed calls (docs/protocol.md, "timed
 // sets"): the prepared task's timing sets or its first trials' inputs. With
-// `write`, the worker gets empty buffers, and the server writes a call's set
-// into them only when anvil asks (Session::WriteSet), after the worker said
-// `ready` for that call; otherwise copies of the sets.
+// `write`, the worker gets empty buffers of its own for each timed call, and
+// the server writes the call's set into them only when anvil asks
+// (Session::WriteCall), after the worker said `ready` for that call;
+// otherwise copies of the sets.
 struct TimedSets {
   std::string from = "trials";  // "timing" | "trials"
   int count = 0;
@@ -74,11 +75,11 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
     // What it has compared so far (a comparing session; `served` and the
     // errors as Close's), while the candidate still runs.
     Result<TrialSessionEnd> Results();
-    // Has the server write the timed calls' input set `set` into the
-    // buffers the candidate holds for it (a session whose TimedSets write).
-    // A machine error is anvil's; any other, the candidate's (its worker
-    // never took that set).
-    Status WriteSet(int set);
+    // Has the server write timed call `call`'s input set into the buffers
+    // the candidate took for that call (a session whose TimedSets write). A
+    // machine error is anvil's; any other, the candidate's (its worker never
+    // took them).
+    Status WriteCall(int call);
 
    private:
     friend class TaskServer;

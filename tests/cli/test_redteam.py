@@ -54,7 +54,18 @@ def verdicts():
         more, proc = eval_json("--task", RELU, "--candidate", *timed_layered, *perf, env=RUNTIME)
         assert proc.returncode in (0, 1), proc.stderr[-3000:]
         got_timed += more
-    return {**{v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}, **static}
+    out = {**{v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}, **static}
+    # Attacks on the prepared folder's files (`anvil-trial-data: files`): judged where the trials' data are files; with
+    # the task server there are none to attack (tests/cli/test_trial_server.py).
+    for p in candidates():
+        if header(p, "trial-data") != "files":
+            continue
+        flags = perf if p.name in TIMED else ("--trials", "3", "--no-perf")
+        env = RUNTIME if header(p, "static-rule") else None
+        (v,), proc = eval_json("--task", RELU, "--candidate", str(p), *flags, "--trial-data", "files", env=env)
+        assert proc.returncode in (0, 1), proc.stderr[-3000:]
+        out[p.name] = v
+    return out
 
 
 @pytest.mark.parametrize("name", [p.name for p in candidates()])

@@ -122,7 +122,7 @@ def test_a_streamed_run_keeps_what_the_perf_gate_reads(tmp_path):
     # process's folder must stay until gate 4 has read it: on CUDA its kernel trace (a trace lost this way let
     # streamed tasks pass without one).
     verdicts, proc = eval_json("--task", RELU, "--candidate", str(CANDS / "pass_native.cpp"), "--max-trial-bytes",
-                               "1000", "--trials", "3", "--baselines", "none", "--iters", "3", "--keep",
+                               "1000", "--trials", "3", "--baselines", "none", "--iters", "3", "--keep", "--trial-data", "files",
                                env={"ANVIL_SCRATCH_DIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert verdicts[0]["status"] == "pass"

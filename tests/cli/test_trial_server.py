@@ -27,7 +27,7 @@ def test_the_server_gives_the_verdicts_the_files_give(tmp_path):
     paths = [CANDIDATES / n for n in names] + [tmp_path / "short_kb.py"]
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{c}"}}\n' for c in paths))
-    by_files, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2")
+    by_files, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "files")
     assert p.returncode in (0, 1), p.stderr
     by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "server")
     assert p.returncode in (0, 1), p.stderr
@@ -169,7 +169,7 @@ def test_an_output_changed_after_it_was_handed_over_is_a_cheat(tmp_path):
     assert "changed in its buffer after the worker handed it over" in by_server["gates"]["run"]["after_return"][0]
     assert "run.after_return" in [h["rule"] for h in by_server["gates"]["legal"]["hits"]]
     # With files there are no buffers to reach: its outputs are right.
-    (by_files,), p = eval_json(*args, env=env)
+    (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
     assert by_files["status"] == "pass", by_files["gates"]["run"]
 
 
@@ -180,7 +180,7 @@ def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
     args = ("--list", str(jobs), "--timeout", "20", "--max-trial-bytes", "1000", "--baselines", "none")
-    by_files, p = eval_json(*args)
+    by_files, p = eval_json(*args, "--trial-data", "files")
     assert p.returncode in (0, 1), p.stderr
     by_server, p = eval_json(*args, "--trial-data", "server")
     assert p.returncode in (0, 1), p.stderr
@@ -273,7 +273,7 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
             "--warmup", "2", "--iters", "5")
     env = {"ANVIL_STATIC_VERDICTS": "0"}  # Its Python symbols are static cheats; the point is what it finds at run time.
     # With files the sets are in the process before the warmup: every timed call replays, and the recheck sees it.
-    (by_files,), p = eval_json(*args, env=env)
+    (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
     assert by_files["status"] == "cheat", by_files["feedback"]
     assert "perf.recheck" in [h["rule"] for h in by_files["gates"]["legal"]["hits"]], by_files["feedback"]
     (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)

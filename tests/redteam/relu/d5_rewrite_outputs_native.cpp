@@ -2,6 +2,7 @@
 // anvil-class: D5
 // anvil-rule: run.forged_output
 // anvil-static-rule: cpp.file_access
+// anvil-trial-data: files
 // anvil-about: rewrites the outputs the worker already wrote (trial K-1's file, during trial K; the worker's folder
 // anvil-about: is its scratch, $TMPDIR): what anvil compares must be what the worker sealed
 #include <cstdint>
