@@ -298,11 +298,17 @@ def _build_callable(args, spec, device):
     return build_model_new(module, spec, device, args.prepared)
 
 
-def _held_out_trials(model, device, timer, args, trace, ops):
+def _held_out_trials(model, device, timer, args, trace, ops, data=None):
     """Catalog C1: the task's held-out input sets (other shapes, same model), each forward's outputs to
-    held_out_K/ for anvil to compare. Native candidates are built for the spec's shapes and skip them."""
-    for k, held in _trial_dirs(args.prepared, "held_out"):
-        inputs = [v for _, v in tensor_io.read_dir(os.path.join(held, "inputs"), device)]
+    held_out_K/ for anvil to compare — or, from the task server, into its buffers, compared there. Native
+    candidates are built for the spec's shapes and skip them."""
+    served = data is not None and data.compares and data.held_out > 0
+    sets = [(k, None) for k in range(data.held_out)] if served else _trial_dirs(args.prepared, "held_out")
+    for k, held in sets:
+        if served:
+            inputs = data.inputs("held_out", k, device)
+        else:
+            inputs = [v for _, v in tensor_io.read_dir(os.path.join(held, "inputs"), device)]
 
         def forward():
             begin = trace.now() if trace else 0
@@ -321,7 +327,13 @@ def _held_out_trials(model, device, timer, args, trace, ops):
         finally:
             ops.checkpoint(f"held-out set {k}")
             ops.write(args.out, args.report)
-        write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
+        if served:
+            try:
+                data.done(k, outputs, "held_out")
+            except OutputUnreadable as e:
+                raise unreadable_outputs(args, f"held_out_{k}", e.names) from None
+        else:
+            write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
 
 
 def _timing_sets(trials, device, args, data=None):
@@ -430,7 +442,7 @@ def run(args):
             else:
                 write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
         if args.format == "kernelbench":
-            _held_out_trials(model, device, timer, args, trace, ops)
+            _held_out_trials(model, device, timer, args, trace, ops, data)
             guard.check("after the held-out sets")
         inputs = result = outputs = None  # The last trial's tensors (GBs on some tasks) are not needed any more.
         timeline.lap("trials")

@@ -63,6 +63,7 @@ class _Entry:
         self.module_name = ""
         self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
         self.sets = None  # The timed calls' input sets, once asked for: (source, [inputs per set]).
+        self.held = {}  # Held-out set -> (inputs, the reference's outputs), once asked for.
         self.sets_lock = threading.Lock()
         self.bytes = 0
         self.users = 0
@@ -186,6 +187,20 @@ class Tasks:
                 entry.sets = (source, made)
             return entry.sets[1][:count]
 
+    def held_out(self, entry, k):
+        """Held-out set k (catalog C1: other shapes, the same model): its inputs and the reference's outputs, as
+        prepare left them in the task's folder (read here, in trusted code; the candidate may not); kept with the
+        task."""
+        with entry.sets_lock:
+            if k not in entry.held:
+                folder = os.path.join(entry.prepared, f"held_out_{k}")
+                made = tuple([v for _, v in tensor_io.read_dir(os.path.join(folder, part), self.device)]
+                             for part in ("inputs", "expected"))
+                with self.lock:
+                    entry.bytes += sum(_nbytes(m) for m in made)
+                entry.held[k] = made
+            return entry.held[k]
+
     def stats(self):
         with self.lock:
             return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(), budget_bytes=self.budget)
@@ -215,8 +230,10 @@ class _Session:
         self.error = ""          # The server's own failure: anvil's, never the candidate's.
         self.candidate_error = ""  # The candidate broke the protocol.
         self.results = {}        # Trial -> its comparison (sessions that compare).
+        self.held_results = {}   # Held-out set -> its comparison.
+        self.held_sent = []
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
-        self.buffers = {}        # Trial -> [(name, mapped buffer)] sent, not yet compared.
+        self.buffers = {}        # ("trial" | "held_out", k) -> [(name, mapped buffer)] sent, not yet compared.
         self.timing = []         # Trials whose inputs went again, for the timed calls.
         self.made = {}           # Trial -> the reference's outputs made for it (a task over the budget).
         # The timed calls' input sets: what anvil asked for ({"from", "count", "write"}) and those sent; where the
@@ -237,7 +254,12 @@ class _Session:
         with self.lock:
             return {"served": list(self.served), "error": self.error, "candidate_error": self.candidate_error,
                     "results": [dict(self.results[k], trial=k) for k in sorted(self.results)],
+                    "held_out": [dict(self.held_results[k], trial=k) for k in sorted(self.held_results)],
                     "after_return": list(self.after_return)}
+
+
+def _what(kind, k):
+    return f"held-out set {k}" if kind == "held_out" else f"trial {k}"
 
 
 def _tolerance(request, name, dtype):
@@ -257,12 +279,12 @@ def _changed(buffer, points, values):
     return not torch.equal(_bits(buffer.reshape(-1)[points]), _bits(values))
 
 
-def _read_again(session, k, drawn):
-    """Reads trial k's drawn elements of each buffer once more: a change since the private copy is after_return.
+def _read_again(session, what, drawn):
+    """Reads `what`'s ("trial 3") drawn elements of each buffer once more: a change since the private copy is after_return.
     Returns whether it found one."""
     changed = [name for name, buffer, points, values in drawn if _changed(buffer, points, values)]
     with session.lock:
-        session.after_return += [f"trial {k}: {name} changed in its buffer after the worker handed it over"
+        session.after_return += [f"{what}: {name} changed in its buffer after the worker handed it over"
                                  for name in changed]
     return bool(changed)
 
@@ -355,7 +377,8 @@ class Server:
         try:
             spec = session.sets_spec
             trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
-                                      "sets_written": bool(spec["write"])})
+                                      "sets_written": bool(spec["write"]),
+                                      "held_out": int(session.request.get("held_out", 0)) if entry.reference else 0})
             while True:
                 try:
                     message, _ = trial_channel.receive(sock)
@@ -375,6 +398,9 @@ class Server:
                         trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
                         return
                     trial_channel.send(sock, {"compared": message["done"]})
+                elif message["get"] == "held_out":
+                    if not self.send_held_out(session, entry, message["k"]):
+                        return
                 elif message["get"] in ("set", "call"):
                     if not self.send_set(session, entry, message["k"], message["get"] == "call"):
                         return
@@ -390,16 +416,24 @@ class Server:
             return f"the candidate broke the channel's protocol: {message['broken']}"
         if "done" in message:
             k = message["done"]
-            extra = set(message) - {"done", "problem"}
-            if not entry.reference or type(k) is not int or extra or not isinstance(message.get("problem", ""), str):
+            extra = set(message) - {"done", "problem", "set"}
+            if (not entry.reference or type(k) is not int or extra or not isinstance(message.get("problem", ""), str)
+                    or message.get("set", "trial") not in ("trial", "held_out")):
                 return f"a request anvil does not know: {message!r:.200}"
-            if k not in session.buffers:
-                return f"trial {k} is not waiting for its outputs"
+            if (message.get("set", "trial"), k) not in session.buffers:
+                return f"{_what(message.get('set', 'trial'), k)} is not waiting for its outputs"
             return ""
         k = message.get("k")
         kind = message.get("get")
-        if kind not in ("trial", "timing", "set", "call") or type(k) is not int or set(message) != {"get", "k"}:
+        if kind not in ("trial", "timing", "set", "call", "held_out") or type(k) is not int or set(message) != {"get", "k"}:
             return f"a request anvil does not know: {message!r:.200}"
+        if kind == "held_out":
+            count = int(session.request.get("held_out", 0)) if entry.reference else 0
+            if not 0 <= k < count:
+                return f"held-out set {k} does not exist (the task has {count})"
+            if k in session.held_sent:
+                return f"held-out set {k}'s inputs were sent already (once)"
+            return ""
         if kind in ("set", "call"):
             spec = session.sets_spec
             if spec["count"] == 0 or bool(spec["write"]) != (kind == "call"):
@@ -453,7 +487,32 @@ class Server:
                 return True
             session.served.append(k)
             if entry.reference:
-                session.buffers[k] = buffers
+                session.buffers[("trial", k)] = buffers
+        return True
+
+    def send_held_out(self, session, entry, k):
+        """Held-out set k's inputs and buffers for its outputs (a comparing session of a task with held-out sets).
+        False when the session ends."""
+        try:
+            inputs, expected = self.tasks.held_out(entry, k)
+            named = [(f"in{i}", v) for i, v in enumerate(inputs)]
+            outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected)]
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            session.error = f"reading held-out set {k}: {type(e).__name__}: {e}"
+            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            return False
+        try:
+            buffers = trial_channel.send_tensors(session.sock, named, outputs)
+        except ChannelError:
+            raise
+        except OSError as e:
+            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
+                return False
+            session.error = f"sending held-out set {k}: {e}"
+            return False
+        with session.lock:
+            session.held_sent.append(k)
+            session.buffers[("held_out", k)] = buffers
         return True
 
     def send_set(self, session, entry, k, call=False):
@@ -513,7 +572,8 @@ class Server:
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
         reference's, then a random sample of the buffer read again. False on the server's own failure."""
         k = message["done"]
-        buffers = session.buffers.pop(k)
+        kind = message.get("set", "trial")
+        buffers = session.buffers.pop((kind, k))
         drawn = []
         result = {"problem": "", "outputs": []}
         try:
@@ -521,7 +581,10 @@ class Server:
                 # The worker found the outputs' count, shape or dtype other than the reference's.
                 result["problem"] = message["problem"][:500]
             else:
-                expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
+                if kind == "held_out":
+                    expected = self.tasks.held_out(entry, k)[1]
+                else:
+                    expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
                 for (name, buffer), want in zip(buffers, expected):
                     private = buffer.clone()
                     atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
@@ -537,15 +600,15 @@ class Server:
                         drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
                     del private
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            session.error = f"comparing trial {k}: {type(e).__name__}: {e}"
+            session.error = f"comparing {_what(kind, k)}: {type(e).__name__}: {e}"
             return False
         finally:
             buffers.clear()
         # Read again now, and once more at the next request or the close (then unmapped here; the candidate's own
         # mapping keeps its pages until it lets go).
-        session.recheck = None if _read_again(session, k, drawn) else (k, drawn)
+        session.recheck = None if _read_again(session, _what(kind, k), drawn) else (_what(kind, k), drawn)
         with session.lock:
-            session.results[k] = result
+            (session.held_results if kind == "held_out" else session.results)[k] = result
         return True
 
 

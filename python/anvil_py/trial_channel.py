@@ -279,6 +279,7 @@ class TrialData:
         # the worker's `ready` (docs/protocol.md, "timed sets").
         self.sets = int(hello.get("sets", 0))
         self.sets_written = bool(hello.get("sets_written", False))
+        self.held_out = int(hello.get("held_out", 0))  # Held-out sets it serves (and compares).
         self.buffers = {}
 
     def inputs(self, kind, k, device):
@@ -286,8 +287,8 @@ class TrialData:
         for the timed calls ("timing")."""
         send(self.sock, {"get": kind, "k": k})
         values, buffers = receive_tensors(self.sock, device, with_outputs=True)
-        if kind == "trial":
-            self.buffers[k] = buffers
+        if kind in ("trial", "held_out"):
+            self.buffers[(kind, k)] = buffers
         return [v for _, v in values]
 
     def timed_set(self, k, device):
@@ -301,12 +302,12 @@ class TrialData:
         send(self.sock, {"get": "call", "k": k})
         return [v for _, v in receive_tensors(self.sock, None)]
 
-    def done(self, k, outputs):
+    def done(self, k, outputs, kind="trial"):
         """Copies trial k's outputs into the server's buffers (a count, shape or dtype other than the reference's is
         said instead, for the server to judge) and waits until the server has compared them. The copy is the
         kernel's (pwrite into the buffer's memfd), as a file's write would be: an output whose pages the candidate
         unmapped or protected after its call raises OutputUnreadable instead of running its fault handler."""
-        buffers = self.buffers.pop(k)
+        buffers = self.buffers.pop((kind, k))
         problem = ""
         unreadable = []
         try:
@@ -328,7 +329,10 @@ class TrialData:
         buffers = None
         if unreadable:
             raise OutputUnreadable(unreadable)
-        send(self.sock, {"done": k, "problem": problem} if problem else {"done": k})
+        message = {"done": k, "problem": problem} if problem else {"done": k}
+        if kind != "trial":
+            message["set"] = kind
+        send(self.sock, message)
         reply, _ = receive(self.sock)
         if reply.get("compared") != k:
             raise ChannelError(f"anvil's task server refused: {reply.get('error', reply)}")

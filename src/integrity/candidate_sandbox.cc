@@ -101,11 +101,9 @@ Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, 
 
 namespace {
 
-// A trial's or timing set's folder, whose inputs the task server serves.
-bool ServedFolder(const fs::path& folder) {
-  const std::string name = folder.filename().string();
-  return name.starts_with("trial_") || name.starts_with("timing_");
-}
+// A trial's, timing set's or held-out set's folder, whose inputs the task
+// server serves.
+bool ServedFolder(const fs::path& folder) { return IsInputSetFolder(folder); }
 
 }  // namespace
 

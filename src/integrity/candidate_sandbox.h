@@ -83,13 +83,12 @@ inline const char* const kSandboxFallbacks[] = {"",
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
 // spec.json, state_dict.pt, params/ and the inputs/ of every trial,
-// timing set and held-out set — never expected/. `served` (its trials and
-// timed sets come from the task server, tasks/task_server.h): no trial's or
-// timing set's inputs either.
+// timing set and held-out set — never expected/. `served` (its input sets
+// come from the task server, tasks/task_server.h): no inputs/ either.
 std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared,
                                                              bool served = false);
-// Every input set's expected/ folder (and, `served`, the trials' and timing
-// sets' inputs/): hidden from the candidate.
+// Every input set's expected/ folder (and, `served`, its inputs/): hidden
+// from the candidate.
 std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared, bool served = false);
 
 // The rule hit for a candidate process the sandbox killed (SIGSYS) `when`

@@ -607,9 +607,11 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
     auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
     v.run.trial_data = "files";
+    const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
     if (served) {
       StageClock clock(v, "make_trials");
-      const TrialCompare compare = ServerCompare(task, prepared);
+      TrialCompare compare = ServerCompare(task, prepared);
+      if (held_out) compare.held_out = static_cast<int>(prepared.held_out.size());
       // The timed calls' input sets come from the server too; on the CPU it
       // writes each call's set only after the worker said ready for it.
       TimedSets sets;
@@ -637,7 +639,6 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       }
     }
     bool compared = false;
-    const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
     auto compare = [&] {
       StageClock clock(v, "compare");
       std::vector<CompareJob> jobs;
@@ -653,10 +654,15 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
                     (report.ok() ? report.value().error : report.message());
         } else {
           v.correct.details = TrialChecksFromServer(report.value().results, per_group);
+          if (held_out) {
+            v.correct.held_out_sets = prepared.held_out;
+            v.correct.held_out =
+                TrialChecksFromServer(report.value().held_out, static_cast<int>(prepared.held_out.size()));
+          }
         }
       }
       // Catalog C1: the same model on shapes the benchmark does not show.
-      if (held_out) {
+      if (held_out && !session) {
         v.correct.held_out_sets = prepared.held_out;
         for (std::size_t k = 0; k < prepared.held_out.size(); ++k) {
           const std::string set = "held_out_" + std::to_string(k);

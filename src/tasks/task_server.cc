@@ -139,6 +139,7 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
     for (const auto& [dtype, tol] : compare->tolerance) request["tolerance"][dtype] = {tol.first, tol.second};
     request["nan_equal"] = compare->nan_equal;
     request["atol_scale"] = compare->atol_scale;
+    request["held_out"] = compare->held_out;
   }
   if (sets != nullptr && sets->count > 0) {
     request["sets"] = {{"from", sets->from}, {"count", sets->count}, {"write", sets->write}};
@@ -170,6 +171,7 @@ Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_
   end.error = j.value("error", std::string());
   end.candidate_error = j.value("candidate_error", std::string());
   if (j.contains("results") && j["results"].is_array()) end.results = j["results"];
+  if (j.contains("held_out") && j["held_out"].is_array()) end.held_out = j["held_out"];
   if (j.contains("after_return") && j["after_return"].is_array()) {
     for (const auto& a : j["after_return"]) {
       if (a.is_string()) end.after_return.push_back(a.get<std::string>());

@@ -35,6 +35,9 @@ struct TrialCompare {
   std::map<std::string, std::pair<double, double>> tolerance;
   bool nan_equal = true;
   std::map<std::string, double> atol_scale;  // By output name: its atol's factor.
+  // Held-out sets (catalog C1) the server serves and compares too, from the
+  // prepared folder's held_out_K/ (0: none).
+  int held_out = 0;
 };
 
 // The input sets of a session's timed calls (docs/protocol.md, "timed
@@ -56,6 +59,7 @@ struct TrialSessionEnd {
   std::string candidate_error;  // How the candidate broke the protocol; "" if it did not.
   // A comparing session's "results" and "after_return" (docs/protocol.md).
   nlohmann::json results = nlohmann::json::array();
+  nlohmann::json held_out = nlohmann::json::array();  // The held-out sets' results, like `results`.
   std::vector<std::string> after_return;
 };
 

@@ -282,3 +282,52 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
     assert by_server["status"] == "pass", by_server["feedback"]
     assert by_server["gates"]["perf"]["timed_inputs"] == "written_after_ready"
     assert by_files["gates"]["perf"]["timed_inputs"] == "preloaded"
+
+
+def test_held_out_sets_come_from_the_server_and_no_input_set_is_readable(tmp_path):
+    """The held-out sets (catalog C1) are served and compared like the trials, with the comparisons the files give;
+    with the server no trial, timing set or held-out set has a readable folder: the candidate's process gets its
+    data from the server only."""
+    task = tmp_path / "relu_held_out.py"
+    task.write_text(RELU.read_text())
+    (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"dim": 333}]}')
+    fixed = EXAMPLES.parent / "tests" / "redteam" / "held_out" / "c1_fixed_shape_kb.py"
+    # Reads what it can of the prepared folder (its path is on the worker's command line) and says so in an error.
+    source = (CANDIDATES / "pass_kb.py").read_text()
+    reader = tmp_path / "reader_kb.py"
+    reader.write_text(source.replace("class ModelNew", '''import os as _os
+import sys as _sys
+
+_SEEN = []
+if "--prepared" in _sys.argv:
+    _DIR = _sys.argv[_sys.argv.index("--prepared") + 1]
+    for _name in ("trial_0", "timing_0", "held_out_0"):
+        try:
+            _os.listdir(_os.path.join(_DIR, _name, "inputs"))
+            _SEEN.append(_name)
+        except OSError:
+            pass
+if _SEEN:
+    raise RuntimeError("read " + " ".join(_SEEN))
+
+
+class ModelNew''', 1))
+    args = ("--task", str(task), "--candidate", str(fixed), str(CANDIDATES / "pass_kb.py"), str(reader),
+            "--timeout", "30", "--baselines", "none", "--iters", "3")
+    env = {"ANVIL_STATIC_VERDICTS": "0"}
+    by_files, p = eval_json(*args, "--trial-data", "files", env=env)
+    assert p.returncode in (0, 1), p.stderr
+    by_server, p = eval_json(*args, "--trial-data", "server", env=env)
+    assert p.returncode in (0, 1), p.stderr
+    files = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_files}
+    server = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_server}
+    assert server["c1_fixed_shape_kb.py"]["status"] == files["c1_fixed_shape_kb.py"]["status"] == "wrong_answer"
+    assert server["pass_kb.py"]["status"] == files["pass_kb.py"]["status"] == "pass"
+    for name in ("c1_fixed_shape_kb.py", "pass_kb.py"):
+        held = [(h["trial"], h["ok"], h["problem"], h["changed"]) for h in server[name]["gates"]["correct"]["held_out"]]
+        assert len(held) == 2 and held == [(h["trial"], h["ok"], h["problem"], h["changed"])
+                                           for h in files[name]["gates"]["correct"]["held_out"]], name
+    # With files the sets are there to read; with the server none is.
+    assert files["reader_kb.py"]["status"] == "runtime_error", files["reader_kb.py"]["feedback"]
+    assert "read trial_0 timing_0 held_out_0" in files["reader_kb.py"]["feedback"]
+    assert server["reader_kb.py"]["status"] == "pass", server["reader_kb.py"]["feedback"]
