@@ -5,6 +5,7 @@
 # .carry/ (this build, stripped, its libanvil_*.so, .carry/lib) and .kb/ (the five KernelBench problems named below,
 # copied from ../shared/kernelbench); python/ is the working tree's.
 #   run(command="bash bench/scripts/trial_server_step3_gpu.sh", carry=[".carry", ".kb"])
+# EXTRA adds eval flags to every pass (EXTRA="--held-out auto": the held-out sets through the server too).
 set -u
 cd "$(dirname "$0")/../.."
 export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -30,7 +31,7 @@ for mode in files server server; do
   rm -f "$OUT/verdicts_$mode.jsonl"  # -o resumes: each pass judges anew.
   start=$(date +%s.%N)
   timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
-    --iters 10 --baselines eager --json -q --trial-data $mode -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
+    --iters 10 --baselines eager --json -q ${EXTRA:-} --trial-data $mode -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
     2> "$OUT/eval_$mode.log"
   echo "$mode: exit $? after $(python3 -c "import time; print(round(time.time() - $start, 1))") s"
   tail -3 "$OUT/eval_$mode.log"
@@ -47,13 +48,15 @@ def details(v):
 def perf(v):
     p = v.get("gates", {}).get("perf") or {}
     return (p.get("candidate") or {}).get("median_ms"), p.get("timed_inputs"), p.get("rechecked")
-print("| candidate | files | server (warm) | same comparison | median ms files / server | timed_inputs server | rechecked server |")
-print("|---|---|---|---|---|---|---|")
+print("| candidate | files | server (warm) | same comparison | median ms files / server | timed_inputs server | rechecked server | held-out sets |")
+print("|---|---|---|---|---|---|---|---|")
 for name in files:
     f, s = files[name], server.get(name, {})
     mf, _, _ = perf(f)
     ms, ti, rc = perf(s) if s else (None, None, None)
-    print(f"| {name} | {f['status']} | {s.get('status')} | {details(f) == details(s) if s else None} | {mf} / {ms} | {ti} | {rc} |")
+    held = lambda v: [(h["trial"], h["ok"], h["problem"]) for h in v["gates"]["correct"]["held_out"]]
+    same = details(f) == details(s) and held(f) == held(s) if s else None
+    print(f"| {name} | {f['status']} | {s.get('status')} | {same} | {mf} / {ms} | {ti} | {rc} | {len(held(s)) if s else None} |")
     if s and s["status"] != f["status"]:
         print("   files:", f["feedback"][:300], "\n   server:", s["feedback"][:300])
 PY
