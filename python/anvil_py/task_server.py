@@ -258,6 +258,28 @@ class _Session:
                     "after_return": list(self.after_return)}
 
 
+_SENT_NOTHING = object()
+
+
+def _make_failed(session, what, e):
+    """The server's own failure making `what`: the session's error (anvil's); the candidate is told so."""
+    session.error = f"{what}: {type(e).__name__}: {e}"
+    trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+
+
+def _send(session, what, send, *args):
+    """send(session.sock, *args)'s result, or _SENT_NOTHING when the candidate went away (EPIPE, ECONNRESET) or the
+    send failed (the session's error then, naming `what`)."""
+    try:
+        return send(session.sock, *args)
+    except ChannelError:
+        raise
+    except OSError as e:
+        if e.errno not in (32, 104):
+            session.error = f"sending {what}: {e}"
+        return _SENT_NOTHING
+
+
 def _what(kind, k):
     return f"held-out set {k}" if kind == "held_out" else f"trial {k}"
 
@@ -469,17 +491,10 @@ class Server:
             outputs = [] if timing else [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
             del inputs
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            session.error = f"making trial {k}: {type(e).__name__}: {e}"
-            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            _make_failed(session, f"making trial {k}", e)
             return False
-        try:
-            buffers = trial_channel.send_tensors(session.sock, named, outputs)
-        except ChannelError:
-            raise
-        except OSError as e:
-            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
-                return False
-            session.error = f"sending trial {k}: {e}"
+        buffers = _send(session, f"trial {k}", trial_channel.send_tensors, named, outputs)
+        if buffers is _SENT_NOTHING:
             return False
         with session.lock:
             if timing:
@@ -498,17 +513,10 @@ class Server:
             named = [(f"in{i}", v) for i, v in enumerate(inputs)]
             outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            session.error = f"reading held-out set {k}: {type(e).__name__}: {e}"
-            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            _make_failed(session, f"reading held-out set {k}", e)
             return False
-        try:
-            buffers = trial_channel.send_tensors(session.sock, named, outputs)
-        except ChannelError:
-            raise
-        except OSError as e:
-            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
-                return False
-            session.error = f"sending held-out set {k}: {e}"
+        buffers = _send(session, f"held-out set {k}", trial_channel.send_tensors, named, outputs)
+        if buffers is _SENT_NOTHING:
             return False
         with session.lock:
             session.held_sent.append(k)
@@ -525,25 +533,19 @@ class Server:
             values = self.tasks.timed_sets(entry, spec["from"], spec["count"])[k % spec["count"]]
             named = [(f"in{i}", v) for i, v in enumerate(values)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            session.error = f"making input set {k} of the timed calls: {type(e).__name__}: {e}"
-            trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            _make_failed(session, f"making the inputs of timed call {k}" if call else f"making timed set {k}", e)
             return False
+
         def register(buffers):
             with session.lock:
                 session.calls_sent.add(k)
                 session.calls = {k: buffers}  # An earlier call's buffers: this side's mapping goes.
 
-        try:
-            if call:
-                trial_channel.send_input_buffers(session.sock, named, register)
-            else:
-                trial_channel.send_tensors(session.sock, named)
-        except ChannelError:
-            raise
-        except OSError as e:
-            if e.errno in (32, 104):  # EPIPE, ECONNRESET: the candidate went away.
-                return False
-            session.error = f"sending input set {k} of the timed calls: {e}"
+        if call:
+            sent = _send(session, f"the buffers of timed call {k}", trial_channel.send_input_buffers, named, register)
+        else:
+            sent = _send(session, f"timed set {k}", trial_channel.send_tensors, named)
+        if sent is _SENT_NOTHING:
             return False
         if not call:
             with session.lock:
