@@ -1,62 +1,7 @@
 #!/bin/bash
-# Issue 38 step 3 on CUDA (a device call): with the task server now the default, the eight real-size candidates of
-# trial_server_gpu.sh judged with --trial-data files and server (the timed calls' sets from the server as copies on
-# CUDA: timed_inputs "preloaded"), to see the verdicts, comparisons and perf medians agree. Carried (gitignored):
-# .carry/ (this build, stripped, its libanvil_*.so, .carry/lib) and .kb/ (the five KernelBench problems named below,
-# copied from ../shared/kernelbench); python/ is the working tree's.
-#   run(command="bash bench/scripts/trial_server_step3_gpu.sh", carry=[".carry", ".kb"])
+# Issue 38 step 3 on CUDA (a device call): trial_server_gpu.sh's eight real-size candidates, one pass with
+# --trial-data files and two with the task server (the table holds the second: warm), to see the verdicts,
+# comparisons and perf medians agree with the server as the default. Carried as there: .carry/ and .kb/.
+#   run(command="LIMIT=170 bash bench/scripts/trial_server_step3_gpu.sh", carry=[".carry", ".kb"])
 # EXTRA adds eval flags to every pass (EXTRA="--held-out auto": the held-out sets through the server too).
-set -u
-cd "$(dirname "$0")/../.."
-export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
-OUT=${OUT:-$PWD/bench-out}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
-if ldd .carry/anvil | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
-.carry/anvil --version || exit 1
-R=tests/gpu/kernelbench_run
-: > "$OUT/list.jsonl"
-for pair in "level1/1_Square_matrix_multiplication_.py level_1_problem_1_sample_0_kernel.py" \
-            "level1/1_Square_matrix_multiplication_.py level_1_problem_1_sample_1_kernel.cu" \
-            "level1/40_LayerNorm.py level_1_problem_40_sample_0_kernel.cu" \
-            "level1/40_LayerNorm.py level_1_problem_40_sample_2_kernel.cu" \
-            "level2/12_Gemm_Multiply_LeakyReLU.py level_2_problem_12_sample_0_kernel.py" \
-            "level2/63_Gemm_ReLU_Divide.py level_2_problem_63_sample_1_kernel.py" \
-            "level3/1_MLP.py level_3_problem_1_sample_1_kernel.cu" \
-            "level3/1_MLP.py level_3_problem_1_sample_2_kernel.py"; do
-  set -- $pair
-  echo "{\"task\": \"$PWD/.kb/$1\", \"candidate\": \"$PWD/$R/$2\"}" >> "$OUT/list.jsonl"
-done
-for mode in files server server; do
-  rm -f "$OUT/verdicts_$mode.jsonl"  # -o resumes: each pass judges anew.
-  start=$(date +%s.%N)
-  timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
-    --iters 10 --baselines eager --json -q ${EXTRA:-} --trial-data $mode -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
-    2> "$OUT/eval_$mode.log"
-  echo "$mode: exit $? after $(python3 -c "import time; print(round(time.time() - $start, 1))") s"
-  tail -3 "$OUT/eval_$mode.log"
-done
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-def load(mode):
-    return {json.loads(l)["candidate"]["path"].rsplit("/", 1)[-1]: json.loads(l) for l in open(f"{out}/verdicts_{mode}.jsonl")}
-files, server = load("files"), load("server")
-def details(v):
-    return [(t["trial"], t["problem"], [(o["name"], o.get("mismatches"), o.get("max_abs_error")) for o in t["outputs"]])
-            for t in v["gates"]["correct"]["details"]]
-def perf(v):
-    p = v.get("gates", {}).get("perf") or {}
-    return (p.get("candidate") or {}).get("median_ms"), p.get("timed_inputs"), p.get("rechecked")
-print("| candidate | files | server (warm) | same comparison | median ms files / server | timed_inputs server | rechecked server | held-out sets |")
-print("|---|---|---|---|---|---|---|---|")
-for name in files:
-    f, s = files[name], server.get(name, {})
-    mf, _, _ = perf(f)
-    ms, ti, rc = perf(s) if s else (None, None, None)
-    held = lambda v: [(h["trial"], h["ok"], h["problem"]) for h in v["gates"]["correct"]["held_out"]]
-    same = details(f) == details(s) and held(f) == held(s) if s else None
-    print(f"| {name} | {f['status']} | {s.get('status')} | {same} | {mf} / {ms} | {ti} | {rc} | {len(held(s)) if s else None} |")
-    if s and s["status"] != f["status"]:
-        print("   files:", f["feedback"][:300], "\n   server:", s["feedback"][:300])
-PY
+MODES="files server server" exec bash "$(dirname "$0")/trial_server_gpu.sh"

@@ -231,6 +231,7 @@ class _Session:
         self.candidate_error = ""  # The candidate broke the protocol.
         self.results = {}        # Trial -> its comparison (sessions that compare).
         self.held_results = {}   # Held-out set -> its comparison.
+        self.held_out = int(request.get("held_out", 0)) if request.get("compare") else 0  # Held-out sets it serves.
         self.held_sent = []
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
         self.buffers = {}        # ("trial" | "held_out", k) -> [(name, mapped buffer)] sent, not yet compared.
@@ -280,6 +281,14 @@ def _send(session, what, send, *args):
         return _SENT_NOTHING
 
 
+def _send_inputs(session, what, inputs, expected=None):
+    """A set's inputs and, for each of the reference's `expected` outputs, a buffer of its shape (send_tensors):
+    this side's mappings of the buffers, or _SENT_NOTHING."""
+    named = [(f"in{i}", v) for i, v in enumerate(inputs)]
+    outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
+    return _send(session, what, trial_channel.send_tensors, named, outputs)
+
+
 def _what(kind, k):
     return f"held-out set {k}" if kind == "held_out" else f"trial {k}"
 
@@ -302,8 +311,8 @@ def _changed(buffer, points, values):
 
 
 def _read_again(session, what, drawn):
-    """Reads `what`'s ("trial 3") drawn elements of each buffer once more: a change since the private copy is after_return.
-    Returns whether it found one."""
+    """Reads `what`'s ("trial 3") drawn elements of each buffer once more: a change since the private copy is
+    after_return. Returns whether it found one."""
     changed = [name for name, buffer, points, values in drawn if _changed(buffer, points, values)]
     with session.lock:
         session.after_return += [f"{what}: {name} changed in its buffer after the worker handed it over"
@@ -400,7 +409,7 @@ class Server:
             spec = session.sets_spec
             trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
                                       "sets_written": bool(spec["write"]),
-                                      "held_out": int(session.request.get("held_out", 0)) if entry.reference else 0})
+                                      "held_out": session.held_out})
             while True:
                 try:
                     message, _ = trial_channel.receive(sock)
@@ -450,9 +459,8 @@ class Server:
         if kind not in ("trial", "timing", "set", "call", "held_out") or type(k) is not int or set(message) != {"get", "k"}:
             return f"a request anvil does not know: {message!r:.200}"
         if kind == "held_out":
-            count = int(session.request.get("held_out", 0)) if entry.reference else 0
-            if not 0 <= k < count:
-                return f"held-out set {k} does not exist (the task has {count})"
+            if not 0 <= k < session.held_out:
+                return f"held-out set {k} does not exist (the task has {session.held_out})"
             if k in session.held_sent:
                 return f"held-out set {k}'s inputs were sent already (once)"
             return ""
@@ -487,13 +495,10 @@ class Server:
             inputs, expected = self.tasks.trial(entry, k, reference=not timing)
             if entry.trials is None and not timing:
                 session.made[k] = expected  # Made for this request: kept until compared.
-            named = [(f"in{i}", v) for i, v in enumerate(inputs)]
-            outputs = [] if timing else [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
-            del inputs
         except BaseException as e:  # noqa: BLE001 - the server's failure
             _make_failed(session, f"making trial {k}", e)
             return False
-        buffers = _send(session, f"trial {k}", trial_channel.send_tensors, named, outputs)
+        buffers = _send_inputs(session, f"trial {k}", inputs, None if timing else expected)
         if buffers is _SENT_NOTHING:
             return False
         with session.lock:
@@ -510,12 +515,10 @@ class Server:
         False when the session ends."""
         try:
             inputs, expected = self.tasks.held_out(entry, k)
-            named = [(f"in{i}", v) for i, v in enumerate(inputs)]
-            outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
             _make_failed(session, f"reading held-out set {k}", e)
             return False
-        buffers = _send(session, f"held-out set {k}", trial_channel.send_tensors, named, outputs)
+        buffers = _send_inputs(session, f"held-out set {k}", inputs, expected)
         if buffers is _SENT_NOTHING:
             return False
         with session.lock:

@@ -57,17 +57,17 @@ def receive(sock, max_fds=0):
         data, fds, flags, _ = socket.recv_fds(sock, MAX_MESSAGE, max(max_fds, 1))
     except OSError as e:
         raise ChannelError(f"the channel failed: {e}") from None
-    if flags & socket.MSG_CTRUNC and max_fds > 0:
-        for fd in fds:
-            os.close(fd)
-        try:
-            os.close(os.dup(0))
-        except OSError as e:  # No room for the descriptors sent (EMFILE): say so.
-            raise ChannelError(f"the descriptors sent could not be received: {e}") from None
-        raise ChannelError("more descriptors came than expected")
     if max_fds == 0 and fds or flags & socket.MSG_CTRUNC:
         for fd in fds:
             os.close(fd)
+        if flags & socket.MSG_CTRUNC and max_fds > 0:
+            try:
+                os.close(os.dup(sock.fileno()))
+            except OSError as e:
+                if e.errno == errno.EMFILE:  # No room for the descriptors sent: say so.
+                    raise ChannelError(f"the descriptors sent could not be received: {e}") from None
+                raise
+            raise ChannelError("more descriptors came than expected")
         raise ChannelError("descriptors came where none were expected")
     if not data:
         for fd in fds:
@@ -210,6 +210,8 @@ def _mapped_entries(entries, fds, device, keep_fds=None):
             raise ChannelError(f"malformed shape {entry['shape']!r}")
         if 0 in entry["shape"]:
             t = torch.empty(entry["shape"], dtype=dtype)
+            if keep_fds is not None:
+                keep_fds.append(None)
         else:
             if not fds:
                 raise ChannelError("fewer descriptors than tensors")
@@ -233,11 +235,7 @@ def receive_tensors(sock, device="cpu", with_outputs=False):
         values = _mapped_entries(message.get("tensors", []), fds, device)
         kept = []
         buffers = _mapped_entries(message.get("outputs", []), fds, None, kept) if with_outputs else []
-        if with_outputs:
-            outputs = message.get("outputs", [])
-            it = iter(kept)
-            buffers = [(name, t, None if 0 in entry["shape"] else next(it))
-                       for (name, t), entry in zip(buffers, outputs)]
+        buffers = [(name, t, fd) for (name, t), fd in zip(buffers, kept)]
         if fds:
             raise ChannelError("more descriptors than tensors")
         return (values, buffers) if with_outputs else values

@@ -655,15 +655,14 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         } else {
           v.correct.details = TrialChecksFromServer(report.value().results, per_group);
           if (held_out) {
-            v.correct.held_out_sets = prepared.held_out;
             v.correct.held_out =
                 TrialChecksFromServer(report.value().held_out, static_cast<int>(prepared.held_out.size()));
           }
         }
       }
       // Catalog C1: the same model on shapes the benchmark does not show.
+      if (held_out) v.correct.held_out_sets = prepared.held_out;
       if (held_out && !session) {
-        v.correct.held_out_sets = prepared.held_out;
         for (std::size_t k = 0; k < prepared.held_out.size(); ++k) {
           const std::string set = "held_out_" + std::to_string(k);
           jobs.push_back({ref / set / "expected", req.out_dir / set, static_cast<int>(k), std::nullopt});
