@@ -460,7 +460,9 @@ def run(args):
         if traced is not None:
             timeline.lap("trials_wait")
             call_inputs = data.call_inputs if data is not None and data.sets_written else None
-            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs)
+            recheck_to = data.recheck if data is not None and data.rechecks else None
+            timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs,
+                        recheck_to)
             if trace:
                 trace.write(os.path.join(args.out, "kernel_trace.tsv"))
                 if args.report is not None:

@@ -25,6 +25,7 @@ from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
 from anvil_py.task_worker import make_inputs, output_tensors, reference_model, set_tf32
+from anvil_py.timing import recheck_points, recheck_sample
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
 
@@ -64,6 +65,7 @@ class _Entry:
         self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
         self.sets = None  # The timed calls' input sets, once asked for: (source, [inputs per set]).
         self.held = {}  # Held-out set -> (inputs, the reference's outputs), once asked for.
+        self.set_expected = {}  # (source, timed set) -> the reference's outputs, once a recheck asked for them.
         self.sets_lock = threading.Lock()
         self.bytes = 0
         self.users = 0
@@ -187,6 +189,21 @@ class Tasks:
                 entry.sets = (source, made)
             return entry.sets[1][:count]
 
+    def timed_set_expected(self, entry, source, k):
+        """The reference's outputs for timed set k: the prepared timing set's (read from its folder, trusted code) or
+        trial k's; kept with the task."""
+        with entry.sets_lock:
+            if (source, k) not in entry.set_expected:
+                if source == "timing":
+                    made = [v for _, v in tensor_io.read_dir(
+                        os.path.join(entry.prepared, f"timing_{k}", "expected"), self.device)]
+                    with self.lock:
+                        entry.bytes += _nbytes(made)
+                else:
+                    made = self.trial(entry, k)[1]
+                entry.set_expected[(source, k)] = made
+            return entry.set_expected[(source, k)]
+
     def held_out(self, entry, k):
         """Held-out set k (catalog C1: other shapes, the same model): its inputs and the reference's outputs, as
         prepare left them in the task's folder (read here, in trusted code; the candidate may not); kept with the
@@ -242,11 +259,18 @@ class _Session:
         # last one's buffers {call: [(mapping, the set's value)]}.
         self.sets_spec = request.get("sets") or {"from": "trials", "count": 0, "write": False}
         self.sets_sent = []
+        # After the timed calls, anvil's recheck (docs/protocol.md, "rechecks"): the sets it picked, by the seed it
+        # drew then, each with the flat indices of each output compared (None: all); and their comparisons.
+        self.rechecks = request.get("compare", False) and self.sets_spec["count"] > 0
+        self.recheck_seed = None
+        self.recheck_sets = []
+        self.recheck_sent = {}
+        self.recheck_results = {}
         self.calls_sent = set()
         self.calls = {}
-        # The last compared trial's buffers, with the elements drawn from the private copy, read once more at the
-        # candidate's next request or when the session closes, then released: (trial, [(name, buffer, points,
-        # values)]).
+        # The last compared trial's buffers, with the elements drawn from the private copy, read once more when the
+        # candidate hands over its next outputs (so after a whole call of its code) or when the session closes, then
+        # released: (trial, [(name, buffer, points, values)]).
         self.recheck = None
         self.lock = threading.Lock()
         self.thread = None
@@ -256,6 +280,7 @@ class _Session:
             return {"served": list(self.served), "error": self.error, "candidate_error": self.candidate_error,
                     "results": [dict(self.results[k], trial=k) for k in sorted(self.results)],
                     "held_out": [dict(self.held_results[k], trial=k) for k in sorted(self.held_results)],
+                    "rechecks": [dict(self.recheck_results[k], trial=k) for k in sorted(self.recheck_results)],
                     "after_return": list(self.after_return)}
 
 
@@ -285,12 +310,12 @@ def _send_inputs(session, what, inputs, expected=None):
     """A set's inputs and, for each of the reference's `expected` outputs, a buffer of its shape (send_tensors):
     this side's mappings of the buffers, or _SENT_NOTHING."""
     named = [(f"in{i}", v) for i, v in enumerate(inputs)]
-    outputs = [(f"out{i}", o.dtype, list(o.shape)) for i, o in enumerate(expected or [])]
+    outputs = [(f"out{i}", o.dtype, list(o.shape), o.device) for i, o in enumerate(expected or [])]
     return _send(session, what, trial_channel.send_tensors, named, outputs)
 
 
 def _what(kind, k):
-    return f"held-out set {k}" if kind == "held_out" else f"trial {k}"
+    return {"held_out": f"held-out set {k}", "recheck": f"the recheck of timed set {k}"}.get(kind, f"trial {k}")
 
 
 def _tolerance(request, name, dtype):
@@ -321,7 +346,7 @@ def _read_again(session, what, drawn):
 
 
 def _recheck(session):
-    """The last compared trial's second reading (at the candidate's next request or the close), after which its
+    """The last compared trial's second reading (at the candidate's next `done` or the close), after which its
     buffers go."""
     if session.recheck is not None:
         _read_again(session, *session.recheck)
@@ -360,6 +385,8 @@ class Server:
                 self.reply(dict(self.tasks.stats(), id=request.get("id")))
             elif op == "write":
                 self.reply(dict(self.write_set(request), id=request.get("id")))
+            elif op == "recheck":
+                self.reply(dict(self.recheck(request), id=request.get("id")))
             else:
                 for fd in fds:
                     os.close(fd)
@@ -409,7 +436,7 @@ class Server:
             spec = session.sets_spec
             trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
                                       "sets_written": bool(spec["write"]),
-                                      "held_out": session.held_out})
+                                      "held_out": session.held_out, "rechecks": session.rechecks})
             while True:
                 try:
                     message, _ = trial_channel.receive(sock)
@@ -417,7 +444,8 @@ class Server:
                     raise
                 except ChannelError as e:
                     message = {"broken": str(e)}
-                _recheck(session)  # Whatever comes next, the last trial's buffers are read once more first.
+                if "done" in message:
+                    _recheck(session)  # After a whole call since, the last trial's buffers are read once more.
                 problem = self.check_request(session, entry, message, trials)
                 if problem:
                     with session.lock:
@@ -431,6 +459,9 @@ class Server:
                     trial_channel.send(sock, {"compared": message["done"]})
                 elif message["get"] == "held_out":
                     if not self.send_held_out(session, entry, message["k"]):
+                        return
+                elif message["get"] == "recheck":
+                    if not self.send_recheck(session, entry, message["k"]):
                         return
                 elif message["get"] in ("set", "call"):
                     if not self.send_set(session, entry, message["k"], message["get"] == "call"):
@@ -449,15 +480,24 @@ class Server:
             k = message["done"]
             extra = set(message) - {"done", "problem", "set"}
             if (not entry.reference or type(k) is not int or extra or not isinstance(message.get("problem", ""), str)
-                    or message.get("set", "trial") not in ("trial", "held_out")):
+                    or message.get("set", "trial") not in ("trial", "held_out", "recheck")):
                 return f"a request anvil does not know: {message!r:.200}"
             if (message.get("set", "trial"), k) not in session.buffers:
                 return f"{_what(message.get('set', 'trial'), k)} is not waiting for its outputs"
             return ""
         k = message.get("k")
         kind = message.get("get")
-        if kind not in ("trial", "timing", "set", "call", "held_out") or type(k) is not int or set(message) != {"get", "k"}:
+        if (kind not in ("trial", "timing", "set", "call", "held_out", "recheck") or type(k) is not int
+                or set(message) != {"get", "k"}):
             return f"a request anvil does not know: {message!r:.200}"
+        if kind == "recheck":
+            if session.recheck_seed is None:
+                return "a recheck asked for before anvil drew one (after the last timed call)"
+            if k not in session.recheck_sets:
+                return f"timed set {k} is not one anvil rechecks ({session.recheck_sets})"
+            if k in session.recheck_sent:
+                return f"the recheck of timed set {k} was asked for already (once)"
+            return ""
         if kind == "held_out":
             if not 0 <= k < session.held_out:
                 return f"held-out set {k} does not exist (the task has {session.held_out})"
@@ -526,6 +566,40 @@ class Server:
             session.buffers[("held_out", k)] = buffers
         return True
 
+    def send_recheck(self, session, entry, k):
+        """Buffers for timed set k's last outputs, as anvil's recheck compares them: for each output the elements
+        the seed draws (timing.recheck_points: of a large output 2^18 of them, flat, in their order), or all of it.
+        False when the session ends."""
+        spec = session.sets_spec
+        try:
+            expected = self.tasks.timed_set_expected(entry, spec["from"], k)
+            points = [recheck_points(o.numel(), session.recheck_seed, k, i) for i, o in enumerate(expected)]
+            shapes = [list(o.shape) if p is None else [len(p)] for o, p in zip(expected, points)]
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            _make_failed(session, f"making the recheck of timed set {k}", e)
+            return False
+        outputs = [(f"out{i}", o.dtype, shape, o.device) for i, (o, shape) in enumerate(zip(expected, shapes))]
+        buffers = _send(session, f"the recheck of timed set {k}", trial_channel.send_tensors, [], outputs)
+        if buffers is _SENT_NOTHING:
+            return False
+        with session.lock:
+            session.recheck_sent[k] = points
+            session.buffers[("recheck", k)] = buffers
+        return True
+
+    def recheck(self, request):
+        """anvil's `recheck` (after the last timed call, before the worker hears of it): the seed that picks the
+        timed sets whose last outputs are compared again, and how many."""
+        session = self.sessions.get(request.get("session"))
+        if session is None:
+            return {"error": "no such session"}
+        seed, sample = request.get("seed"), request.get("sample")
+        if type(seed) is not int or type(sample) is not int or not session.rechecks:
+            return {"error": f"a recheck this session cannot take: {request!r:.200}"}
+        session.recheck_sets = recheck_sample(session.sets_spec["count"], sample, seed)
+        session.recheck_seed = seed
+        return {"ok": True, "sets": session.recheck_sets}
+
     def send_set(self, session, entry, k, call=False):
         """Input set k of the timed calls, copied; or (`call`) the buffers of timed call k, zeroed, which this server
         writes the call's set (k modulo the sets) into after the worker said `ready` for it. Every call gets buffers
@@ -569,6 +643,8 @@ class Server:
         try:
             for buffer, value in targets:
                 buffer.copy_(value)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)  # Written before `go` (anvil asks this on the cpu backend only).
         except BaseException as e:  # noqa: BLE001 - the server's failure
             return {"error": f"writing the inputs of timed call {k}: {type(e).__name__}: {e}"}
         return {"ok": True}
@@ -588,6 +664,10 @@ class Server:
             else:
                 if kind == "held_out":
                     expected = self.tasks.held_out(entry, k)[1]
+                elif kind == "recheck":
+                    expected = self.tasks.timed_set_expected(entry, session.sets_spec["from"], k)
+                    expected = [o if p is None else o.reshape(-1)[torch.from_numpy(p).to(o.device)]
+                                for o, p in zip(expected, session.recheck_sent[k])]
                 else:
                     expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
                 for (name, buffer), want in zip(buffers, expected):
@@ -601,7 +681,7 @@ class Server:
                     if not r["ok"] and not result["problem"]:
                         result["problem"] = r["problem"]
                     if buffer.numel():
-                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),))
+                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),), device=buffer.device)
                         drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
                     del private
         except BaseException as e:  # noqa: BLE001 - the server's failure
@@ -609,11 +689,11 @@ class Server:
             return False
         finally:
             buffers.clear()
-        # Read again now, and once more at the next request or the close (then unmapped here; the candidate's own
+        # Read again now, and once more at the next `done` or the close (then unmapped here; the candidate's own
         # mapping keeps its pages until it lets go).
         session.recheck = None if _read_again(session, _what(kind, k), drawn) else (_what(kind, k), drawn)
         with session.lock:
-            (session.held_results if kind == "held_out" else session.results)[k] = result
+            {"held_out": session.held_results, "recheck": session.recheck_results}.get(kind, session.results)[k] = result
         return True
 
 

@@ -20,7 +20,8 @@ from anvil_py.worker_outputs import check_outputs, copied, write_outputs
 LOOK_POINTS = 256
 
 
-def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs=None):
+def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs=None,
+                recheck_to=None):
     """Warmup on trial 0's inputs, then the timed calls rotating through the first --recheck-sets timing sets (input
     sets no trial had: a cache keyed on input values replays nothing) — or, for a task without them, through the
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
@@ -32,10 +33,10 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
     under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
     computing with torch once timed (catalog C4) is seen there.
 
-    `call_inputs` (the task server's sets on the CPU; `sets` only counts them): timed call k's own buffers, which
-    the server fills with the call's set after the worker's `ready`, while the compiled timer waits for anvil's
-    `go` with the thread's signals held. Nothing of a set is in the process before its call, and no buffer or
-    address is a set's."""
+    `call_inputs` (the task server's sets; `sets` only counts them): timed call k's own buffers, which the server
+    fills with the call's set after the worker's `ready`, while the compiled timer waits for anvil's `go` with the
+    thread's signals held. Nothing of a set is in the process before its call, and no buffer or address is a set's.
+    `recheck_to(k, outputs)` (the task server's TrialData.recheck): the rechecked outputs go there, not to files."""
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in (warm if warm is not None else sets[0])]
     timer.sync()
     state = {"call": -1, "set": None, "out": None, "look": None, "args": live}
@@ -144,6 +145,9 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
                 written.append((f"out{i}", o))
             if ops is not None:
                 ops.skip()  # The gather is the worker's own.
-            write_outputs(args, f"recheck_{k}", written)
+            if recheck_to is not None:
+                recheck_to(k, [o for _, o in written])
+            else:
+                write_outputs(args, f"recheck_{k}", written)
     timeline.lap("perf_recheck")
     return times

@@ -1,9 +1,11 @@
-"""Trial data on a socket (docs/protocol.md, "trial data"): tensors as sealed memfds passed as descriptors.
+"""Trial data on a socket (docs/protocol.md, "trial data"): tensors as descriptors of memory of their own.
 
 Both sides of the data channel between the task server (anvil_py/task_server.py, trusted) and a candidate worker
 (untrusted) use these helpers. Each message is one datagram of a SOCK_SEQPACKET socket pair: JSON text, with the
-descriptors it names attached (SCM_RIGHTS). A tensor travels as a memfd of its own holding its bytes and nothing
-else, its size sealed: the receiver maps it, and the sender never reads it again.
+descriptors it names attached (SCM_RIGHTS). A tensor on the CPU travels as a memfd of its own holding its bytes and
+nothing else, its size sealed; a tensor on a CUDA device as an allocation of its own in device memory
+(anvil_py/device_buffers.py), its entry marked `"memory": "cuda"`. The receiver maps it, and the sender never reads
+an input it sent again.
 """
 
 import ctypes
@@ -17,7 +19,7 @@ import socket
 
 import torch
 
-from anvil_py import tensor_io
+from anvil_py import device_buffers, tensor_io
 
 MAX_MESSAGE = 1 << 16
 MAX_FDS = 253  # SCM_MAX_FD
@@ -84,9 +86,28 @@ def receive(sock, max_fds=0):
     return message, fds
 
 
+def _cuda_index(device):
+    device = torch.device(device)
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def _describe(name, value):
+    entry = {"name": name, "dtype": tensor_io.dtype_name(value.dtype), "shape": list(value.shape)}
+    if value.is_cuda:
+        entry["memory"] = "cuda"
+    return entry
+
+
 def export(tensor, name):
-    """A sealed memfd holding `tensor`'s bytes (contiguous, on the CPU), and nothing else: its size is the
-    tensor's, and it can neither grow nor shrink."""
+    """(fd, mapping): a descriptor of memory of its own holding `tensor`'s bytes and nothing else, and what must
+    live until the descriptor is sent (None for a memfd). For a CPU tensor a sealed memfd: its size is the
+    tensor's, and it can neither grow nor shrink. For a CUDA tensor an allocation of its own on its device, the copy
+    finished before this returns."""
+    if tensor.is_cuda:
+        fd, buffer = device_buffers.new_buffer(_cuda_index(tensor.device), tensor.dtype, list(tensor.shape))
+        buffer.copy_(tensor.detach())
+        torch.cuda.current_stream(tensor.device).synchronize()
+        return fd, buffer
     t = tensor.detach().contiguous().cpu()
     size = t.numel() * t.element_size()
     fd = os.memfd_create(f"anvil-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
@@ -99,11 +120,14 @@ def export(tensor, name):
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, None
 
 
-def output_buffer(name, dtype, shape):
-    """(fd, tensor): a zeroed, sealed memfd of its own for one output, and this side's mapping of it."""
+def output_buffer(name, dtype, shape, device="cpu"):
+    """(fd, tensor): a zeroed buffer of its own for one output, and this side's mapping of it: a sealed memfd, or
+    on a CUDA `device` an allocation of its own there."""
+    if torch.device(device).type == "cuda":
+        return device_buffers.new_buffer(_cuda_index(device), dtype, list(shape))
     size = dtype.itemsize * math.prod(shape)
     fd = os.memfd_create(f"anvil-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
@@ -119,27 +143,29 @@ def output_buffer(name, dtype, shape):
 
 
 def send_tensors(sock, named_values, outputs=()):
-    """[(name, value)] as one message: tensors as memfds in order, other values as JSON scalars; then, for each of
-    `outputs` [(name, dtype, shape)], an empty buffer the receiver writes. Returns [(name, this side's mapping)] of
-    the output buffers."""
-    entries, fds, buffers = [], [], []
+    """[(name, value)] as one message: tensors as descriptors in order (export), other values as JSON scalars; then,
+    for each of `outputs` [(name, dtype, shape, device)], an empty buffer the receiver writes. Returns [(name, this
+    side's mapping)] of the output buffers."""
+    entries, fds, buffers, sent = [], [], [], []
     try:
         for name, value in named_values:
             if isinstance(value, torch.Tensor):
-                entries.append({"name": name, "dtype": tensor_io.dtype_name(value.dtype), "shape": list(value.shape)})
+                entries.append(_describe(name, value))
                 if value.numel():
-                    fds.append(export(value, name))
+                    fd, mapping = export(value, name)
+                    fds.append(fd)
+                    sent.append(mapping)
             else:
                 entries.append({"name": name, "scalar": tensor_io.to_json_value(value)})
         described = []
-        for name, dtype, shape in outputs:
-            fd, mapped = output_buffer(name, dtype, shape)
+        for name, dtype, shape, device in outputs:
+            fd, mapped = output_buffer(name, dtype, shape, device)
             if mapped.numel():
                 fds.append(fd)
             else:
                 os.close(fd)
             buffers.append((name, mapped))
-            described.append({"name": name, "dtype": tensor_io.dtype_name(dtype), "shape": list(shape)})
+            described.append(_describe(name, mapped))
         if len(fds) > MAX_FDS:
             raise ChannelError(f"{len(fds)} tensors in one message; the channel passes at most {MAX_FDS}")
         message = {"tensors": entries}
@@ -163,8 +189,8 @@ def send_input_buffers(sock, named_values, before_send=None):
             if not isinstance(value, torch.Tensor):
                 entries.append({"name": name, "scalar": tensor_io.to_json_value(value)})
                 continue
-            entries.append({"name": name, "dtype": tensor_io.dtype_name(value.dtype), "shape": list(value.shape)})
-            fd, mapped = output_buffer(name, value.dtype, list(value.shape))
+            entries.append(_describe(name, value))
+            fd, mapped = output_buffer(name, value.dtype, list(value.shape), value.device)
             if mapped.numel():
                 fds.append(fd)
                 buffers.append((mapped, value))
@@ -197,9 +223,22 @@ def map_tensor(fd, dtype, shape):
     return torch.frombuffer(m, dtype=torch.uint8).view(tensor_io.dtype_from_name(dtype)).reshape(shape)
 
 
+def _import_cuda(fd, entry, device):
+    """A device allocation's descriptor (closed here) mapped on this process's CUDA device as the entry's tensor:
+    the sender's memory itself, which no one else writes."""
+    device = torch.device("cuda") if device is None or torch.device(device).type != "cuda" else torch.device(device)
+    try:
+        return device_buffers.import_buffer(fd, _cuda_index(device), tensor_io.dtype_from_name(entry["dtype"]),
+                                            entry["shape"])
+    except device_buffers.DeviceBufferError as e:
+        raise ChannelError(f"a tensor in device memory could not be mapped: {e}") from None
+    finally:
+        os.close(fd)
+
+
 def _mapped_entries(entries, fds, device, keep_fds=None):
     """[(name, value)]: tensors mapped from `fds` in order (on `device`; None: the mapping itself). `keep_fds`: a
-    list that gets each tensor's descriptor too (None for an empty one), left open."""
+    list that gets each tensor's descriptor too (None for an empty one or one in device memory), left open."""
     values = []
     for entry in entries:
         if "scalar" in entry:
@@ -216,6 +255,12 @@ def _mapped_entries(entries, fds, device, keep_fds=None):
             if not fds:
                 raise ChannelError("fewer descriptors than tensors")
             fd = fds.pop(0)
+            if entry.get("memory") == "cuda":
+                if keep_fds is not None:
+                    keep_fds.append(None)
+                t = _import_cuda(fd, entry, device)
+                values.append((entry["name"], t if device is None else t.to(device)))
+                continue
             if keep_fds is not None:
                 keep_fds.append(fd)
                 fd = os.dup(fd)
@@ -278,6 +323,8 @@ class TrialData:
         self.sets = int(hello.get("sets", 0))
         self.sets_written = bool(hello.get("sets_written", False))
         self.held_out = int(hello.get("held_out", 0))  # Held-out sets it serves (and compares).
+        # Whether the timed sets' rechecked outputs go to it too (docs/protocol.md, "rechecks"), not to files.
+        self.rechecks = bool(hello.get("rechecks", False))
         self.buffers = {}
 
     def inputs(self, kind, k, device):
@@ -300,6 +347,14 @@ class TrialData:
         send(self.sock, {"get": "call", "k": k})
         return [v for _, v in receive_tensors(self.sock, None)]
 
+    def recheck(self, k, outputs):
+        """Timed set k's last outputs as anvil's recheck compares them (of a large output, the elements the seed
+        drew), into buffers the server sends for them, then compared there."""
+        send(self.sock, {"get": "recheck", "k": k})
+        _, buffers = receive_tensors(self.sock, None, with_outputs=True)
+        self.buffers[("recheck", k)] = buffers
+        self.done(k, outputs, kind="recheck")
+
     def done(self, k, outputs, kind="trial"):
         """Copies trial k's outputs into the server's buffers (a count, shape or dtype other than the reference's is
         said instead, for the server to judge) and waits until the server has compared them. The copy is the
@@ -318,8 +373,12 @@ class TrialData:
                     problem = f"shape: {name} is {list(out.shape)} where the reference's is {list(buffer.shape)}"
                 elif out.dtype != buffer.dtype:
                     problem = f"dtype: {name} is {out.dtype} where the reference's is {buffer.dtype}"
+                elif buffer.is_cuda:
+                    buffer.copy_(out.detach())  # Device memory: copied on the device, the copy finished below.
                 elif fd is not None and not _write_into(fd, out):
                     unreadable.append(name)
+            if any(buffer.is_cuda for _, buffer, _ in buffers):
+                torch.cuda.synchronize()
         finally:
             for _, _, fd in buffers:
                 if fd is not None:

@@ -160,7 +160,8 @@ def test_the_budget_keeps_recent_tasks_and_makes_the_rest_on_request():
 
 def test_exported_tensors_are_sealed_memfds_of_their_own_size():
     t = torch.arange(10, dtype=torch.float32)
-    fd = trial_channel.export(t, "x")
+    fd, kept = trial_channel.export(t, "x")
+    assert kept is None  # A memfd needs nothing kept alive until it is sent.
     try:
         assert os.fstat(fd).st_size == 40
         seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
@@ -355,3 +356,48 @@ def test_without_write_the_sets_come_as_copies_of_the_trials(server):
     with pytest.raises(ChannelError, match="does not exist"):
         data.timed_set(2, "cpu")
     assert server.close(sid)["error"] == ""
+
+
+def test_rechecked_outputs_are_compared_by_the_server_at_the_points_of_anvils_seed(server, tmp_path):
+    from anvil_py import tensor_io
+    from anvil_py.timing import recheck_points, recheck_sample
+    sets = [torch.randn(600, 512) for _ in range(4)]  # Over 2^18 elements: a recheck compares 2^18 of them.
+    for k, x in enumerate(sets):
+        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "inputs"), [("in0", x)])
+        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "expected"), [("out0", torch.relu(x))])
+
+    def session():
+        return open_comparing(server, TASKS / "relu.py", ["81"], prepared=str(tmp_path),
+                              sets={"from": "timing", "count": 4, "write": True})
+
+    # The worker may not ask before anvil has drawn the recheck (after the last timed call).
+    sid, data = session()
+    assert data.rechecks
+    with pytest.raises(ChannelError, match="before anvil drew one"):
+        data.recheck(0, [torch.relu(sets[0])])
+    assert "before anvil drew one" in server.close(sid)["candidate_error"]
+
+    seed = (1 << 63) + 5
+    sid, data = session()
+    reply = server.ask({"op": "recheck", "session": sid, "seed": seed, "sample": 2})
+    assert reply["ok"] and reply["sets"] == recheck_sample(4, 2, seed)
+    right, wrong = reply["sets"]
+
+    def drawn(out, k):
+        return out.reshape(-1)[torch.from_numpy(recheck_points(out.numel(), seed, k, 0))]
+
+    data.recheck(right, [drawn(torch.relu(sets[right]), right)])
+    data.recheck(wrong, [drawn(torch.relu(sets[wrong]) + 1.0, wrong)])
+    report = server.close(sid)
+    by_set = {r["trial"]: r for r in report["rechecks"]}
+    assert by_set[right]["problem"] == "" and by_set[right]["outputs"][0]["elements"] == 1 << 18, by_set
+    assert by_set[wrong]["problem"] == "values" and by_set[wrong]["outputs"][0]["mismatches"] == 1 << 18
+    assert report["results"] == [] and report["error"] == ""
+
+    # Only the sets anvil picked, each once.
+    sid, data = session()
+    server.ask({"op": "recheck", "session": sid, "seed": seed, "sample": 2})
+    other = next(k for k in range(4) if k not in (right, wrong))
+    with pytest.raises(ChannelError, match="not one anvil rechecks"):
+        data.recheck(other, [drawn(torch.relu(sets[other]), other)])
+    server.close(sid)

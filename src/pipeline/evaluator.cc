@@ -613,7 +613,11 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       TrialCompare compare = ServerCompare(task, prepared);
       if (held_out) compare.held_out = static_cast<int>(prepared.held_out.size());
       // The timed calls' input sets come from the server too; on the CPU it
-      // writes each call's set only after the worker said ready for it.
+      // writes each call's set only after the worker said ready for it. On
+      // CUDA the sets are still copies loaded before the warmup: written
+      // after ready, the events of a short call left out its launch (the
+      // device was busy in the server's context at the start event;
+      // bench/results/trial_buffers_step4_h100.md).
       TimedSets sets;
       if (options_.perf && g == groups - 1) {
         sets.count = std::max(RecheckSets(prepared, options_), 1);
@@ -636,6 +640,9 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       if (sets.write) {
         req.before_go = [&session](int call) { return session->WriteCall(call); };
         checked.sets_written = true;
+      }
+      if (sets.count > 0) {
+        req.before_recheck = [&session](uint64_t seed) { return session->Recheck(seed, kRecheckSample); };
       }
     }
     bool compared = false;
@@ -722,6 +729,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         return checked;
       }
       ended = std::move(end).value();
+      if (req.before_recheck) checked.server_rechecks = ended->rechecks;
     }
     if (!run.ok()) {
       infra("running the candidate: " + run.message());

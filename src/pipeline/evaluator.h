@@ -173,6 +173,9 @@ class Evaluator {
     // Its timed calls' input sets were written by the task server after each
     // ready (PerfGate::timed_inputs).
     bool sets_written = false;
+    // The task server's comparisons of the rechecked timed sets (a session
+    // with timed sets): gate 4 reads these, not recheck_K/ files.
+    std::optional<nlohmann::json> server_rechecks;
   };
   // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
   // last process goes on to the timed calls once its trials passed. Before

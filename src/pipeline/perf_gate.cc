@@ -11,6 +11,7 @@
 #include "integrity/symbol_scan.h"
 #include "pipeline/evaluator.h"  // Evaluator::JudgePerf is defined here.
 #include "pipeline/runtime_outcome.h"
+#include "pipeline/server_trials.h"
 #include "pipeline/stage_clock.h"
 #include "run/call_clock.h"
 #include "run/candidate_run.h"
@@ -125,14 +126,18 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   // child kept every set's last output and wrote only these (catalog C4: no
   // call knew whether it would be looked at).
   p.rechecked = RecheckSample(recheck_sets, kRecheckSample, timed.recheck_seed);
-  std::vector<CompareJob> jobs;
-  for (int k : p.rechecked) {
-    const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
-    jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k,
-                    timed.recheck_sent ? std::optional<uint64_t>(timed.recheck_seed) : std::nullopt});
-  }
   std::vector<TrialCheck> rechecks;
-  {
+  if (checked.server_rechecks) {
+    // Compared by the task server as the worker handed them over.
+    const std::vector<TrialCheck> by_set = TrialChecksFromServer(*checked.server_rechecks, recheck_sets);
+    for (int k : p.rechecked) rechecks.push_back(by_set[static_cast<std::size_t>(k)]);
+  } else {
+    std::vector<CompareJob> jobs;
+    for (int k : p.rechecked) {
+      const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
+      jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k,
+                      timed.recheck_sent ? std::optional<uint64_t>(timed.recheck_seed) : std::nullopt});
+    }
     StageClock clock(v, "compare");
     rechecks = CompareTrials(task, prepared, jobs, v);
   }

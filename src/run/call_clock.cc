@@ -226,6 +226,12 @@ void CallClock::Clocked(int calls) {
   if (calls_.queued_ms.size() != calls_.wall_ms.size()) calls_.queued_ms.clear();
   // Every call is over: only now which outputs are looked at again.
   const uint64_t seed = rng();
+  if (before_recheck_) {
+    if (Status s = before_recheck_(seed); !s.ok()) {
+      calls_.infra = "the recheck: " + s.message();
+      return;
+    }
+  }
   unsigned char recheck[kClockMessageBytes];
   Pack(recheck, "recheck", seed, kRecheckSample);
   calls_.recheck_sent = write(go_[1], recheck, sizeof recheck) == static_cast<ssize_t>(sizeof recheck);

@@ -98,6 +98,13 @@ class CallClock {
   // call's inputs then). A machine error stops the calls as anvil's failure
   // (ClockedCalls::infra); another, as the child's (a violation).
   void BeforeGo(std::function<Status(int call)> before_go) { before_go_ = std::move(before_go); }
+  // Before Start*: runs on the clock's thread after the last call, with the
+  // recheck's seed, before the child hears it (the task server learns which
+  // sets it compares again then). An error stops there as anvil's failure
+  // (ClockedCalls::infra): the child never gets its recheck.
+  void BeforeRecheck(std::function<Status(uint64_t seed)> before_recheck) {
+    before_recheck_ = std::move(before_recheck);
+  }
   // After the child has exited: stops the clock and returns what it saw.
   ClockedCalls Finish();
 
@@ -114,6 +121,7 @@ class CallClock {
   std::thread thread_;
   std::shared_ptr<const std::atomic<int>> child_pid_;
   std::function<Status(int)> before_go_;
+  std::function<Status(uint64_t)> before_recheck_;
   ClockedCalls calls_;
 };
 

@@ -139,6 +139,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     spec.started_pid = std::make_shared<std::atomic<int>>(0);
     clock->WatchQueue(spec.started_pid);
     if (request.before_go) clock->BeforeGo(request.before_go);
+    if (request.before_recheck) clock->BeforeRecheck(request.before_recheck);
     for (const std::string& arg :
          {std::string("--clock-fds"), std::string("3,4"), std::string("--warmup"), std::to_string(request.warmup),
           std::string("--iters"), std::to_string(request.iters), std::string("--recheck-sets"),

@@ -90,6 +90,9 @@ struct RunRequest {
   // Set: runs for each timed call after the child said it is ready and
   // before anvil starts the call (CallClock::BeforeGo).
   std::function<Status(int call)> before_go;
+  // Set: runs after the last timed call with the recheck's seed, before the
+  // child hears it (CallClock::BeforeRecheck).
+  std::function<Status(uint64_t seed)> before_recheck;
   const TorchInfo* torch = nullptr;  // Import paths for the sandbox; required.
   std::string sandbox_switches;      // As in CandidateAccess::switches.
   // The candidate's processes' quotas (core/cgroup.h); zeros: none. One that

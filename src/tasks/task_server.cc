@@ -172,6 +172,7 @@ Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_
   end.candidate_error = j.value("candidate_error", std::string());
   if (j.contains("results") && j["results"].is_array()) end.results = j["results"];
   if (j.contains("held_out") && j["held_out"].is_array()) end.held_out = j["held_out"];
+  if (j.contains("rechecks") && j["rechecks"].is_array()) end.rechecks = j["rechecks"];
   if (j.contains("after_return") && j["after_return"].is_array()) {
     for (const auto& a : j["after_return"]) {
       if (a.is_string()) end.after_return.push_back(a.get<std::string>());
@@ -208,6 +209,15 @@ Status TaskServer::Session::WriteCall(int call) {
   if (j.value("ok", false)) return Status::Ok();
   if (j.contains("candidate_error")) return Status::Error(j.value("candidate_error", std::string("?")));
   return Status::MachineError("anvil's task server: " + j.value("error", std::string("no answer to write")));
+}
+
+Status TaskServer::Session::Recheck(uint64_t seed, int sample) {
+  if (closed_) return Status::MachineError("the trial session was closed already");
+  auto reply = server_->Ask({{"op", "recheck"}, {"session", id_}, {"seed", seed}, {"sample", sample}}, {});
+  if (!reply.ok()) return Status::MachineError(reply.message());
+  if (reply.value().value("ok", false)) return Status::Ok();
+  return Status::MachineError("anvil's task server: " +
+                              reply.value().value("error", std::string("no answer to recheck")));
 }
 
 Result<TrialSessionEnd> TaskServer::Session::Results() {

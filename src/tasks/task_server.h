@@ -60,6 +60,9 @@ struct TrialSessionEnd {
   // A comparing session's "results" and "after_return" (docs/protocol.md).
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json held_out = nlohmann::json::array();  // The held-out sets' results, like `results`.
+  // The rechecked timed sets' results (Session::Recheck), like `results`,
+  // each "trial" the set's index.
+  nlohmann::json rechecks = nlohmann::json::array();
   std::vector<std::string> after_return;
 };
 
@@ -84,6 +87,11 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
     // machine error is anvil's; any other, the candidate's (its worker never
     // took them).
     Status WriteCall(int call);
+    // Tells the server the recheck's seed (after the last timed call, before
+    // the worker hears it; a session with TimedSets): the worker then hands
+    // the picked sets' last outputs to the server, which compares them
+    // (TrialSessionEnd::rechecks). Every error is anvil's.
+    Status Recheck(uint64_t seed, int sample);
 
    private:
     friend class TaskServer;

@@ -257,7 +257,8 @@ def test_an_output_buffer_reused_from_call_to_call_is_not_a_replay(tmp_path):
 def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches_a_replay(tmp_path):
     # An output over 2^18 elements is rechecked on the elements a seed anvil sends after the last call draws
     # (RecheckPoints): 1 MB instead of the whole. The C4 candidate replays its first output while timed: almost
-    # every drawn element is wrong. The honest one passes, and its rechecks are the drawn elements only.
+    # every drawn element is wrong. The honest one passes. The task server compares the rechecks (nothing of them
+    # reaches a file); with --trial-data files they are files of the drawn elements only.
     task = tmp_path / "relu_large.py"
     task.write_text(Path(RELU).read_text().replace("batch_size = 16", "batch_size = 1024").replace(
         "dim = 1024", "dim = 512"))
@@ -270,9 +271,17 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     assert replay["status"] == "cheat" and "perf.recheck" in replay["feedback"], replay["feedback"]
     assert honest["status"] == "pass", honest["feedback"]
     assert honest["gates"]["perf"]["rechecked"] == list(range(5))
+    assert not list(tmp_path.glob("anvil-eval-*/trials/recheck_*")), "a recheck reached a file"
+    (by_files,), proc = eval_json("--task", str(task), "--candidate", str(EXAMPLES / "candidates" / "relu" /
+                                                                        "pass_native.cpp"),
+                                  "--trials", "3", "--baselines", "none", "--warmup", "2", "--iters", "5", "--keep",
+                                  "--trial-data", "files", env={"TMPDIR": str(tmp_path)})
+    assert by_files["status"] == "pass", by_files["feedback"]
     written = [json.loads(p.read_text()) for p in tmp_path.glob("anvil-eval-*/trials/recheck_*/tensors.json")]
-    assert len(written) == 10, written  # Five sets for each candidate.
+    assert len(written) == 5, written  # Five sets.
     assert all(m["tensors"][0]["shape"] == [1 << 18] for m in written), written
+
+
 def raw_openat_candidate(path, flags, about):
     """A native ReLU candidate that first opens `path` with `flags` by a raw openat system call spelled as the
     instruction's bytes (0f 05: nothing a source or symbol scan can name, only the sandbox stops it), and computes

@@ -1,0 +1,111 @@
+# anvil-test-label: gpu
+"""Trial data in device memory (issue 38, step 4): on the cuda backend the task server hands the candidate's worker
+each tensor as an allocation of its own in device memory (python/anvil_py/device_buffers.py), exported as a file
+descriptor on the trial channel, and takes the outputs and the rechecked outputs back in such buffers."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
+TASK = HERE / "redteam" / "relu_16mb.py"
+HONEST = ROOT / "examples" / "health" / "relu.cu"
+
+pytestmark = pytest.mark.skipif(not (os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")),
+                                reason="needs an NVIDIA GPU")
+
+# The receiving side, in a process of its own: maps each descriptor it gets and says what it found.
+IMPORTER = r"""
+import json, socket, sys, time
+import torch
+from anvil_py import device_buffers
+sock = socket.socket(fileno=int(sys.argv[1]))
+found = {}
+for name in ("values", "padding", "too_large"):
+    data, fds, _, _ = socket.recv_fds(sock, 4096, 1)
+    shape = json.loads(data)["shape"]
+    time.sleep(0.2)  # The sender has let go of its own mapping and handle by now.
+    try:
+        t = device_buffers.import_buffer(fds[0], 0, torch.float32, shape)
+        found[name] = {"sum": float(t.double().sum()), "first": t.reshape(-1)[:3].tolist(), "numel": t.numel()}
+        t.fill_(7.0)
+        torch.cuda.synchronize()
+    except device_buffers.DeviceBufferError as e:
+        found[name] = {"error": str(e)}
+print(json.dumps(found))
+"""
+
+
+def test_a_buffer_reaches_another_process_as_a_descriptor_and_holds_nothing_else():
+    import torch  # noqa: PLC0415 - only where a GPU is
+
+    from anvil_py import device_buffers  # noqa: PLC0415
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    child = subprocess.Popen([sys.executable, "-c", IMPORTER, str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    theirs.close()
+    granule = device_buffers._get_driver().padded(0, 1) // 4
+    kept = []
+    for name, n, shape in (("values", 1000, [1000]), ("padding", 3, [granule]), ("too_large", 3, [granule + 1])):
+        fd, t = device_buffers.new_buffer(0, torch.float32, [n])
+        t.copy_(torch.arange(1, n + 1, dtype=torch.float32, device="cuda"))
+        torch.cuda.synchronize()
+        socket.send_fds(mine, [json.dumps({"shape": shape}).encode()], [fd])
+        os.close(fd)
+        if name == "values":
+            del t  # This side lets go at once: the descriptor in flight keeps the memory.
+        else:
+            kept.append(t)
+    out, _ = child.communicate(timeout=120)
+    found = json.loads(out)
+    assert found["values"]["sum"] == 1000 * 1001 / 2, found
+    # Mapped whole (its granule), a 3-float allocation shows its 3 values and zeros after them: nothing else.
+    assert found["padding"] == {"sum": 6.0, "first": [1.0, 2.0, 3.0], "numel": granule}, found
+    assert "cuMemMap" in found["too_large"]["error"] or "cuMem" in found["too_large"]["error"], found
+    # The receiver's writes landed in the sender's memory: one allocation, shared.
+    assert kept[0][:3].tolist() == [7.0, 7.0, 7.0]
+
+
+def evaluate(*candidates, mode="server", extra=()):
+    proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "-q", "--task", str(TASK), "--candidate",
+                           *map(str, candidates), "--trials", "3", "--baselines", "none", "--json", "--iters", "20",
+                           "--trial-data", mode, *extra], capture_output=True, text=True, timeout=900)
+    assert proc.returncode in (0, 1), proc.stderr[-4000:]
+    if os.environ.get("ANVIL_GPU_OUT"):
+        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_trial_buffers_{mode}.jsonl").write_text(proc.stdout)
+    text = proc.stdout.strip()
+    try:
+        verdicts = [json.loads(text)]
+    except json.JSONDecodeError:
+        verdicts = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {Path(v["candidate"]["path"]).name: v for v in verdicts}
+
+
+def details(v):
+    return [(t["trial"], t["problem"], [(o["name"], o.get("mismatches"), o.get("max_abs_error")) for o in t["outputs"]])
+            for t in v["gates"]["correct"]["details"]]
+
+
+def test_device_buffers_give_the_verdicts_of_files(tmp_path):
+    wrong = tmp_path / "relu_off_by_one.cu"
+    wrong.write_text(HONEST.read_text().replace("y[i] = fmaxf(x[i], 0.0f);", "y[i] = fmaxf(x[i], 0.0f) + (i == 7);"))
+    by_server = evaluate(HONEST, wrong)
+    by_files = evaluate(HONEST, wrong, mode="files")
+    assert by_server[HONEST.name]["status"] == by_files[HONEST.name]["status"] == "pass", by_server[HONEST.name]
+    assert by_server[wrong.name]["status"] == by_files[wrong.name]["status"] == "wrong_answer"
+    for name in (HONEST.name, wrong.name):
+        assert by_server[name]["gates"]["run"]["trial_data"] == "server"
+        assert details(by_server[name]) == details(by_files[name])
+    perf = by_server[HONEST.name]["gates"]["perf"]
+    # On CUDA the timed sets are still copies loaded before the warmup (device buffers now; written after `ready`
+    # a short call's events left out its launch: docs/protocol.md, "timed sets"), and rechecked by the server.
+    assert perf["timed_inputs"] == "preloaded", perf
+    assert len(perf["rechecked"]) == 8, perf  # 8 of its 20 timing sets, compared by the server.
