@@ -6,8 +6,9 @@
 # candidate's buffers are still host memfds (step 4 replaces them). Carried (gitignored): .carry/ (this build,
 # stripped, its libanvil_*.so, .carry/lib) and .kb/ (see quota_gpu.sh); python/ is the working tree's.
 #   run(command="bash bench/scripts/trial_server_gpu.sh", carry=[".carry", ".kb"])
-# MODES: the passes in order (default "files server files server"); EXTRA: eval flags added to every pass
-# (EXTRA="--held-out auto": the held-out sets too). The table compares the last pass of each mode.
+# MODES: the passes in order (default "files server files server"; "written": the server with
+# ANVIL_CUDA_SETS_WRITTEN=1, each timed call's inputs written after its `ready`); EXTRA: eval flags added to every
+# pass (EXTRA="--held-out auto": the held-out sets too). The table compares the last pass of each mode with files.
 set -u
 cd "$(dirname "$0")/../.."
 export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -32,8 +33,10 @@ done
 for mode in ${MODES:-files server files server}; do
   rm -f "$OUT/verdicts_$mode.jsonl"  # -o resumes: each pass judges anew.
   start=$(date +%s.%N)
-  timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
-    --iters 10 --baselines eager --json -q ${EXTRA:-} --trial-data $mode -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
+  data=$mode written=0
+  [ "$mode" = written ] && data=server written=1
+  ANVIL_CUDA_SETS_WRITTEN=$written timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
+    --iters 10 --baselines eager --json -q ${EXTRA:-} --trial-data $data -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
     2> "$OUT/eval_$mode.log"
   echo "$mode: exit $? after $(python3 -c "import time; print(round(time.time() - $start, 1))") s"
   tail -3 "$OUT/eval_$mode.log"
@@ -43,7 +46,8 @@ import json, sys
 out = sys.argv[1]
 def load(mode):
     return {json.loads(l)["candidate"]["path"].rsplit("/", 1)[-1]: json.loads(l) for l in open(f"{out}/verdicts_{mode}.jsonl")}
-files, server = load("files"), load("server")
+import os
+files = load("files")
 def details(v):
     return [(t["trial"], t["problem"], [(o["name"], o.get("mismatches"), o.get("max_abs_error")) for o in t["outputs"]])
             for t in v["gates"]["correct"]["details"]]
@@ -52,17 +56,22 @@ def perf(v):
     return (p.get("candidate") or {}).get("median_ms"), p.get("timed_inputs"), p.get("rechecked")
 def held(v):
     return [(h["trial"], h["ok"], h["problem"]) for h in v["gates"]["correct"]["held_out"]]
-print("| candidate | files | server | trial_data | same comparison | run s files / server | make_trials s (server) |"
-      " median ms files / server | timed_inputs server | rechecked server | held-out sets |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for name in files:
-    f, s = files[name], server.get(name, {})
-    same = details(f) == details(s) and held(f) == held(s) if s else None
-    mf, ms, ti, rc = perf(f)[0], *(perf(s) if s else (None, None, None))
-    print(f"| {name} | {f['status']} | {s.get('status')} | {s.get('gates', {}).get('run', {}).get('trial_data')} |"
-          f" {same} | {f['stage_seconds'].get('run', 0):.2f} / {s.get('stage_seconds', {}).get('run', 0):.2f} |"
-          f" {s.get('stage_seconds', {}).get('make_trials', 0):.2f} | {mf} / {ms} | {ti} | {rc} |"
-          f" {len(held(s)) if s else None} |")
-    if s and details(f) != details(s):
-        print("   files:", details(f)[:2], "\n   server:", details(s)[:2])
+for mode in ("server", "written"):
+    if not os.path.exists(f"{out}/verdicts_{mode}.jsonl"):
+        continue
+    server = load(mode)
+    print(f"\nfiles against {mode}:\n")
+    print(f"| candidate | files | {mode} | trial_data | same comparison | run s files / {mode} | make_trials s ({mode}) |"
+          f" median ms files / {mode} | timed_inputs {mode} | rechecked {mode} | held-out sets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in files:
+        f, s = files[name], server.get(name, {})
+        same = details(f) == details(s) and held(f) == held(s) if s else None
+        mf, ms, ti, rc = perf(f)[0], *(perf(s) if s else (None, None, None))
+        print(f"| {name} | {f['status']} | {s.get('status')} | {s.get('gates', {}).get('run', {}).get('trial_data')} |"
+              f" {same} | {f['stage_seconds'].get('run', 0):.2f} / {s.get('stage_seconds', {}).get('run', 0):.2f} |"
+              f" {s.get('stage_seconds', {}).get('make_trials', 0):.2f} | {mf} / {ms} | {ti} | {rc} |"
+              f" {len(held(s)) if s else None} |")
+        if s and details(f) != details(s):
+            print(f"   files:", details(f)[:2], f"\n   {mode}:", details(s)[:2])
 PY

@@ -386,7 +386,7 @@ def run(args):
         torch.zeros(1, device=device)  # The context, so that its cost is not the model's.
         timeline.lap("cuda_init")
     # The timer (compiled: libanvil_timer.so) is loaded before the candidate's code can change what loads.
-    timer = Timer(device)
+    timer = Timer(device, flush_after_go=args.sets_written, trace=trace)
     # anvil's report channel, before any candidate code: seals of what the worker writes, what its traces see.
     args.report = ReportChannel(args.report_fd) if args.report_fd is not None else None
     timer.watch(args.report_fd)
@@ -504,6 +504,9 @@ def main(argv=None):
                    "inputs come from there, not from the prepared folder")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
+    r.add_argument("--sets-written", action="store_true",
+                   help="the task server writes each timed call's inputs after its `ready`: on CUDA the L2 is "
+                        "flushed after anvil's go")
     r.add_argument("--recheck-sets", type=int, default=0,
                    help="rotate the timed calls through this many trial input sets and write each one's last output")
     args = parser.parse_args(argv)

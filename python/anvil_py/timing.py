@@ -131,17 +131,22 @@ _FORWARD = ctypes.CFUNCTYPE(ctypes.c_int)
 class CompiledTimer:
     """libanvil_timer.so: one timed call from anvil's go to its done, in compiled code."""
 
-    def __init__(self, path, cuda):
+    def __init__(self, path, cuda, flush=None, now=None):
+        """`flush` (a device tensor; None: none) is zeroed after each go, before the start event, and `now` (the
+        address of the kernel trace's clock function; None: none) read when that is done (flush_end)."""
         lib = ctypes.CDLL(path)
         lib.anvil_timer_error.restype = ctypes.c_char_p
         lib.anvil_timer_open_cuda.restype = ctypes.c_int
+        lib.anvil_timer_open_cuda.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        lib.anvil_timer_flush_end.restype = ctypes.c_uint64
         lib.anvil_timer_reset_l2.restype = ctypes.c_int
         lib.anvil_timer_call.restype = ctypes.c_double
         lib.anvil_timer_call.argtypes = [_FORWARD, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         lib.anvil_timer_release.restype = None
         lib.anvil_timer_watch.restype = None
         lib.anvil_timer_watch.argtypes = [ctypes.c_int]
-        if cuda and lib.anvil_timer_open_cuda() != 0:
+        flush_args = (flush.data_ptr(), flush.numel() * flush.element_size()) if flush is not None else (None, 0)
+        if cuda and lib.anvil_timer_open_cuda(*flush_args, now) != 0:
             raise RuntimeError(f"the compiled timer cannot use CUDA: {self._error(lib)}")
         self.lib = lib
 
@@ -151,6 +156,10 @@ class CompiledTimer:
 
     def reset_l2(self):
         self.lib.anvil_timer_reset_l2()
+
+    def flush_end(self):
+        """The kernel trace's clock when the last call's flush after go ended (0: none)."""
+        return self.lib.anvil_timer_flush_end()
 
     def watch(self, report_fd):
         """Seals the timer's state and has a write to it named on anvil's report channel (`report_fd`, or -1)."""
@@ -198,20 +207,27 @@ def _loaded_cudart():
 
 
 class Timer:
-    def __init__(self, device, compiled=None):
+    def __init__(self, device, compiled=None, flush_after_go=False, trace=None):
         """`compiled`: libanvil_timer.so's path (default $ANVIL_TIMER_LIB); create the Timer before the
-        candidate's code is loaded."""
+        candidate's code is loaded. `flush_after_go` (CUDA; the task server writes each call's inputs after
+        `ready`): the L2 is flushed after anvil's go, not before ready, and the call's trace window (`trace`,
+        kernel_trace.KernelTrace) begins once that flush is done."""
         self.device = torch.device(device)
         self.flush = None
         self.cudart = None
         self.stream = None
         cuda = self.device.type == "cuda"
+        self.flush_after_go = cuda and flush_after_go
         if cuda:
             l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
             self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=self.device)
             self.stream = torch.cuda.current_stream(self.device).cuda_stream
         path = compiled if compiled is not None else os.environ.get("ANVIL_TIMER_LIB")
-        self.compiled = CompiledTimer(path, cuda) if path else None
+        now = None
+        if self.flush_after_go and trace is not None and trace.lib is not None:
+            now = ctypes.cast(trace.lib.anvil_trace_now, ctypes.c_void_p).value
+        self.compiled = (CompiledTimer(path, cuda, self.flush if self.flush_after_go else None, now)
+                         if path else None)
         if cuda and self.compiled is None:
             self.cudart = _loaded_cudart()
 
@@ -265,13 +281,15 @@ class Timer:
                 before_each()
             if cuda:
                 self._reset_persisting_l2()
-                self.flush.zero_()
+                if not self.flush_after_go:
+                    self.flush.zero_()
                 self.sync()  # The flush and the input copy are done before the clock starts.
             if self.compiled is not None:
                 begin = trace.now() if trace else 0
                 ms = self.compiled.call(fn, self.stream, clock, after_each)
                 if traced_call:
-                    trace.mark(f"call_{k}", begin, trace.now())
+                    # A flush after go is the harness's: the window begins after it.
+                    trace.mark(f"call_{k}", max(begin, self.compiled.flush_end()), trace.now())
                 times.append(ms)
                 continue
             if cuda:
@@ -282,6 +300,9 @@ class Timer:
                 clock.ready()
                 nonce = clock.wait_go()
             if cuda:
+                if self.flush_after_go:
+                    self.flush.zero_()
+                    self.sync()
                 begin = trace.now() if trace else 0
                 start.record()
                 fn()

@@ -45,10 +45,10 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->capture_default_str();
   cmd->add_option("--trial-data", f.trial_data,
                   "Where candidates get their trials' inputs: 'server' (made from their secret seeds by anvil's "
-                  "task server, one per device, and handed to each candidate as memfds of its own, which hands its "
-                  "outputs back for the server to compare; streamed tasks too; on the cpu backend each timed call's "
-                  "inputs are written only once the call is due) or 'files' (the prepared folder, read in the "
-                  "candidate's process)")
+                  "task server, one per device, and handed to each candidate as memory of its own: memfds, on "
+                  "cuda device allocations; it hands its outputs back there for the server to compare; streamed "
+                  "tasks too; on the cpu backend each timed call's inputs are written only once the call is due) "
+                  "or 'files' (the prepared folder, read in the candidate's process)")
       ->check(CLI::IsMember({"files", "server"}))
       ->capture_default_str();
   cmd->add_option("--trial-server-budget", f.trial_server_budget,

@@ -1,7 +1,8 @@
 // libanvil_timer.so: a timed call in compiled code (docs/protocol.md, "call
 // clock"; catalog D3). Loaded by the timing code (python/anvil_py/timing.py)
 // before the candidate's code, it takes one timed call from anvil's "go" to
-// its "done": it waits for anvil's go, records the start event, calls the
+// its "done": it waits for anvil's go, records the start event (after an L2
+// flush when the task server writes the inputs after "ready"), calls the
 // candidate's forward (a callback), records the end event, synchronizes the
 // whole device, reads the time and sends it to anvil with the call's nonce.
 // Between go and done nothing runs that Python code could replace
@@ -32,6 +33,7 @@ namespace {
 using CUresult = int;
 using CUevent = struct CUevent_st*;
 using CUstream = struct CUstream_st*;
+using CUdeviceptr = unsigned long long;
 constexpr int kLimitPersistingL2 = 0x06;  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
 
 struct Driver {
@@ -41,6 +43,8 @@ struct Driver {
   CUresult (*ctx_synchronize)() = nullptr;
   CUresult (*ctx_set_limit)(int, size_t) = nullptr;
   CUresult (*ctx_reset_persisting_l2)() = nullptr;
+  CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
+  CUresult (*stream_synchronize)(CUstream) = nullptr;
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
 };
 
@@ -56,10 +60,19 @@ struct alignas(4096) Sealed {
   CUevent start = nullptr;
   CUevent end = nullptr;
   bool cuda = false;
+  // When the task server writes a call's inputs after "ready": zeroed after
+  // go and before the start event (twice the L2), so that the call finds its
+  // inputs in device memory and starts on an idle device; `now` (the kernel
+  // trace's clock) then says when the flush ended, where the call's trace
+  // window begins. flush_bytes 0: the worker flushed before "ready".
+  CUdeviceptr flush = 0;
+  size_t flush_bytes = 0;
+  uint64_t (*now)() = nullptr;
 };
 Sealed g_sealed;
 bool g_is_sealed = false;
 bool g_l2_reset = true;
+uint64_t g_flush_end = 0;  // Sealed::now() after the last call's flush (0: none).
 // From a call's return until anvil_timer_release: every signal of this
 // thread held (blocked), so that no handler the candidate installed can run
 // on it — and finish an output after the call returned — before the worker
@@ -207,8 +220,11 @@ __attribute__((visibility("default"))) void anvil_timer_watch(int report_fd) {
 __attribute__((visibility("default"))) const char* anvil_timer_error() { return g_error; }
 
 // Times CUDA calls from now on: the driver and two events in the context that
-// is current on this thread (torch's). 0, or -1 (anvil_timer_error says why).
-__attribute__((visibility("default"))) int anvil_timer_open_cuda() {
+// is current on this thread (torch's). `flush` (`flush_bytes` of device
+// memory; null: none) is zeroed after each go, before the start event, and
+// `now` (null: none) read once it is done (anvil_timer_flush_end). 0, or -1
+// (anvil_timer_error says why).
+__attribute__((visibility("default"))) int anvil_timer_open_cuda(void* flush, size_t flush_bytes, uint64_t (*now)()) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
   if (lib == nullptr) {
@@ -219,7 +235,9 @@ __attribute__((visibility("default"))) int anvil_timer_open_cuda() {
   if (!Resolve(lib, d.event_create, "cuEventCreate") || !Resolve(lib, d.event_record, "cuEventRecord") ||
       !Resolve(lib, d.event_elapsed, "cuEventElapsedTime_v2", "cuEventElapsedTime") ||
       !Resolve(lib, d.ctx_synchronize, "cuCtxSynchronize") || !Resolve(lib, d.ctx_set_limit, "cuCtxSetLimit") ||
-      !Resolve(lib, d.ctx_reset_persisting_l2, "cuCtxResetPersistingL2Cache")) {
+      !Resolve(lib, d.ctx_reset_persisting_l2, "cuCtxResetPersistingL2Cache") ||
+      !Resolve(lib, d.memset_d8_async, "cuMemsetD8Async") ||
+      !Resolve(lib, d.stream_synchronize, "cuStreamSynchronize")) {
     return -1;
   }
   (void)Resolve(lib, d.get_error_string, "cuGetErrorString");
@@ -235,9 +253,16 @@ __attribute__((visibility("default"))) int anvil_timer_open_cuda() {
     }
   }
   g_sealed.cuda = true;
+  g_sealed.flush = reinterpret_cast<CUdeviceptr>(flush);
+  g_sealed.flush_bytes = flush == nullptr ? 0 : flush_bytes;
+  g_sealed.now = now;
   Seal();
   return 0;
 }
+
+// The kernel trace's clock when the last call's flush after go ended (0:
+// none): its trace window begins there, the flush being the harness's.
+__attribute__((visibility("default"))) uint64_t anvil_timer_flush_end() { return g_flush_end; }
 
 // Catalog D7: lines a kernel marked persisting would survive the L2 flush;
 // take the set-aside away and demote them. 0; 1 where the device does not
@@ -278,6 +303,18 @@ __attribute__((visibility("default"))) double anvil_timer_call(int (*forward)(),
   double ms = 0;
   if (g_sealed.cuda) {
     auto s = static_cast<CUstream>(stream);
+    g_flush_end = 0;
+    if (g_sealed.flush_bytes > 0) {
+      if (CUresult r = g_sealed.driver.memset_d8_async(g_sealed.flush, 0, g_sealed.flush_bytes, s); r != 0) {
+        SetError("cuMemsetD8Async", r);
+        return -1;
+      }
+      if (CUresult r = g_sealed.driver.stream_synchronize(s); r != 0) {
+        SetError("cuStreamSynchronize", r);
+        return -1;
+      }
+      if (g_sealed.now != nullptr) g_flush_end = g_sealed.now();
+    }
     if (CUresult r = g_sealed.driver.event_record(g_sealed.start, s); r != 0) {
       SetError("cuEventRecord", r);
       return -1;

@@ -146,6 +146,9 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
           std::to_string(request.recheck_sets)}) {
       spec.argv.push_back(arg);
     }
+    // The task server writes each call's inputs after "ready": the L2 flush
+    // comes after go then (python/anvil_py/timing.py).
+    if (request.before_go) spec.argv.push_back("--sets-written");
     auto extension = std::make_shared<std::atomic<int64_t>>(0);
     spec.deadline_extension_ms = extension;
     // Runs on the clock's thread while the child waits: the timed calls get

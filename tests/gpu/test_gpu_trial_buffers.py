@@ -74,13 +74,14 @@ def test_a_buffer_reaches_another_process_as_a_descriptor_and_holds_nothing_else
     assert kept[0][:3].tolist() == [7.0, 7.0, 7.0]
 
 
-def evaluate(*candidates, mode="server", extra=()):
+def evaluate(*candidates, mode="server", env=None, name=None):
     proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "-q", "--task", str(TASK), "--candidate",
                            *map(str, candidates), "--trials", "3", "--baselines", "none", "--json", "--iters", "20",
-                           "--trial-data", mode, *extra], capture_output=True, text=True, timeout=900)
+                           "--trial-data", mode], capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, **(env or {})))
     assert proc.returncode in (0, 1), proc.stderr[-4000:]
     if os.environ.get("ANVIL_GPU_OUT"):
-        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_trial_buffers_{mode}.jsonl").write_text(proc.stdout)
+        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_trial_buffers_{name or mode}.jsonl").write_text(proc.stdout)
     text = proc.stdout.strip()
     try:
         verdicts = [json.loads(text)]
@@ -109,3 +110,19 @@ def test_device_buffers_give_the_verdicts_of_files(tmp_path):
     # a short call's events left out its launch: docs/protocol.md, "timed sets"), and rechecked by the server.
     assert perf["timed_inputs"] == "preloaded", perf
     assert len(perf["rechecked"]) == 8, perf  # 8 of its 20 timing sets, compared by the server.
+
+
+def test_timed_inputs_written_after_ready_on_cuda_keep_the_verdicts(tmp_path):
+    """ANVIL_CUDA_SETS_WRITTEN=1 (not yet the default): the server writes each timed call's inputs after the worker's
+    `ready`, and the compiled timer flushes the L2 after `go`, outside the call's trace window (a flush inside it made
+    the honest ReLU's traced work exceed its events: a cheat)."""
+    wrong = tmp_path / "relu_off_by_one.cu"
+    wrong.write_text(HONEST.read_text().replace("y[i] = fmaxf(x[i], 0.0f);", "y[i] = fmaxf(x[i], 0.0f) + (i == 7);"))
+    written = evaluate(HONEST, wrong, env={"ANVIL_CUDA_SETS_WRITTEN": "1"}, name="written")
+    by_files = evaluate(HONEST, wrong, mode="files", name="files_again")
+    honest = written[HONEST.name]
+    assert honest["status"] == "pass", honest["feedback"]
+    assert honest["gates"]["perf"]["timed_inputs"] == "written_after_ready", honest["gates"]["perf"]
+    assert by_files[HONEST.name]["status"] == "pass", by_files[HONEST.name]["feedback"]
+    assert written[wrong.name]["status"] == "wrong_answer"
+    assert details(written[wrong.name]) == details(by_files[wrong.name])
