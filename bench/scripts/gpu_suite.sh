@@ -1,7 +1,9 @@
 #!/bin/bash
 # The GPU suite (the tests labelled gpu: tests/gpu/test_*.py) in parts, each one device call of under 10 minutes,
 # and resumable: PART=0 runs the red-team and device-buffer tests; PART=1..PARTS-1 each take every (PARTS-1)-th
-# problem of test_gpu_candidates.py (16 problems, 46 candidates: 35-40 device-minutes in all). Verdicts go to
+# problem of test_gpu_candidates.py (33 problems, 63 candidates; on an H100 the first 16 problems took 12
+# device-minutes in 5 parts, bench/results/trial_buffers_step4_h100.md; the 17 multi-GB problems added since are
+# heavier: measure a part before planning the rest). Verdicts go to
 # $OUT/gpu_verdicts.jsonl; a call that carries .gpu-done/ (the files an earlier call brought back, copied there)
 # skips the candidates judged already. Carried (gitignored): .carry/ (this build, stripped, its libanvil_*.so,
 # .carry/lib), .kb/ (the KernelBench problems the part needs), .whl/ (pytest's wheels, see trial_buffers_gpu.sh).
@@ -10,7 +12,7 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/bench-out}
 PART=${PART:-0}
-PARTS=${PARTS:-6}
+PARTS=${PARTS:-9}
 mkdir -p "$OUT"
 if ldd .carry/anvil | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
 export ANVIL_BIN=$PWD/.carry/anvil ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python ANVIL_GPU_OUT=$OUT \

@@ -2,7 +2,7 @@
 # anvil bench throughput on a GPU machine over the kernelbench-format GPU candidates of tests/gpu/kernelbench_run,
 # with a memory log, then every verdict checked against the candidate's `anvil-expect` header.
 #   SET=small (default): the 12 candidates of L1/1, L1/40 and L2 (tasks under 1 GiB per trial)
-#   SET=all: the 19 L1/L2 candidates (7 of them on multi-GB, streamed tasks)
+#   SET=all: the 36 L1/L2 candidates (24 of them on multi-GB, streamed tasks; 17 of those new in issue 38, not yet run)
 # Env: ANVIL_BIN (default build/anvil), ANVIL_KERNELBENCH (the KernelBench problems), OUT (results; default
 # bench-out), JOBS (run slots, 2), CJOBS (compiles ahead; default half the cores), SAMPLE (stock-path sample, 3),
 # BENCH_LIMIT (seconds, 540), COPIES (each candidate this many times, 1), FLAGS (more bench flags, e.g. --no-stock, or
