@@ -1,0 +1,37 @@
+#!/bin/bash
+# Issue 38's first target, in resumable device calls: every problem of KernelBench at its real size gets a verdict,
+# with the project's own candidates where they exist and the reference itself as the candidate elsewhere
+# (bench/scripts/all_problems.py). Each call runs for LIMIT seconds (default 540) and leaves the verdicts in
+# $OUT/all_own.jsonl and $OUT/all_reference.jsonl; copy them into .gpu-done/ and carry it in the next call, which
+# skips what is judged (anvil kernelbench --out resumes). Carried (gitignored): .carry/ (this build, stripped, its
+# libanvil_*.so, .carry/lib), .kb-all/ (../shared/kernelbench: level1/ level2/ level3/), .gpu-done/.
+#   run(command="bash bench/scripts/all_problems_gpu.sh", carry=[".carry", ".kb-all", ".gpu-done"])
+# JOBS: candidates side by side (default 2); FLAGS: more `anvil kernelbench` flags.
+set -u
+cd "$(dirname "$0")/../.."
+export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+OUT=${OUT:-$PWD/bench-out}
+LIMIT=${LIMIT:-540}
+mkdir -p "$OUT"
+if ldd .carry/anvil | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
+nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
+for part in own reference; do
+  [ -f .gpu-done/all_$part.jsonl ] && cp .gpu-done/all_$part.jsonl "$OUT/"
+done
+RUNS=$(mktemp -d)
+python3 bench/scripts/all_problems.py --kernelbench .kb-all --out "$RUNS" || exit 1
+start=$SECONDS
+common=(--kernelbench .kb-all --backend cuda --trials 3 --timeout 120 --iters 20 --baselines eager,compile
+        --jobs "${JOBS:-2}" ${FLAGS:-})
+timeout $((LIMIT - (SECONDS - start))) .carry/anvil kernelbench --run "$RUNS/own" "${common[@]}" \
+  --out "$OUT/all_own.jsonl" > "$OUT/all_own.log" 2>&1
+echo "own: exit $? after $((SECONDS - start)) s"; tail -12 "$OUT/all_own.log"
+left=$((LIMIT - (SECONDS - start)))
+if [ "$left" -gt 30 ]; then
+  ANVIL_STATIC_VERDICTS=0 timeout "$left" .carry/anvil kernelbench --run "$RUNS/reference" "${common[@]}" \
+    --policy kernelbench-v0.1 --out "$OUT/all_reference.jsonl" > "$OUT/all_reference.log" 2>&1
+  echo "reference: exit $? after $((SECONDS - start)) s"; tail -12 "$OUT/all_reference.log"
+fi
+for part in own reference; do
+  [ -f "$OUT/all_$part.jsonl" ] && echo "$part: $(wc -l < "$OUT/all_$part.jsonl") verdicts so far"
+done
