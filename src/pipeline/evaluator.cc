@@ -609,6 +609,13 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
     v.run.trial_data = "files";
     const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
+    // The trials share the device; the timed calls get it alone (waiting for
+    // it while the child waits). Released when the process has ended. Taken
+    // before the task server's session opens: the server's work for it (the
+    // task's inputs and reference made on the device) never overlaps another
+    // candidate's timed calls or baselines.
+    std::optional<SharedDeviceHold> shared(std::in_place, device_);
+    v.device_wait_seconds += shared->waited();
     if (served) {
       StageClock clock(v, "make_trials");
       TrialCompare compare = ServerCompare(task, prepared);
@@ -687,10 +694,6 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       compared = true;
     };
     double gate_seconds = 0;
-    // The trials share the device; the timed calls get it alone (waiting for
-    // it while the child waits). Released when the process has ended.
-    std::optional<SharedDeviceHold> shared(std::in_place, device_);
-    v.device_wait_seconds += shared->waited();
     bool exclusive = false;
     if (options_.perf && g == groups - 1) {
       // Gate 4 follows in the same process, but only for a candidate whose
