@@ -103,8 +103,13 @@ std::string Backend::AssignedDeviceId() const {
 }
 
 std::vector<std::pair<std::string, std::string>> Backend::ChildEnv() const {
-  if (device_index_ < 0) return {};
-  return {{"CUDA_VISIBLE_DEVICES", AssignedDeviceId()}};
+  if (kind_ == BackendKind::kCpu) return {};
+  // Nothing runs under MPS: there a fatal fault in one client takes down the
+  // others. A CUDA process that finds no MPS control daemon in this folder
+  // (a path under a file: no one can create it) runs as it would without MPS.
+  std::vector<std::pair<std::string, std::string>> env = {{"CUDA_MPS_PIPE_DIRECTORY", kNoMpsPipeDirectory}};
+  if (device_index_ >= 0) env.emplace_back("CUDA_VISIBLE_DEVICES", AssignedDeviceId());
+  return env;
 }
 
 int Backend::DeviceCount() const {

@@ -14,6 +14,10 @@
 
 namespace anvil {
 
+// CUDA_MPS_PIPE_DIRECTORY of every process anvil starts on a GPU: a path under
+// a file, which no MPS control daemon can listen in (Backend::ChildEnv).
+inline constexpr char kNoMpsPipeDirectory[] = "/dev/null/anvil-no-mps";
+
 enum class BackendKind { kCpu, kCuda };
 
 class Backend {
@@ -42,8 +46,10 @@ class Backend {
   // see that GPU alone (ChildEnv).
   Backend OnDevice(int index) const;
   int device_index() const { return device_index_; }
-  // Environment for the processes that use the device: CUDA_VISIBLE_DEVICES
-  // naming this backend's GPU; empty when it has none assigned.
+  // Environment for the processes that use the device (cuda; cpu: none):
+  // CUDA_MPS_PIPE_DIRECTORY where no MPS daemon can listen (kNoMpsPipeDirectory),
+  // so that none of them runs under MPS, and CUDA_VISIBLE_DEVICES naming this
+  // backend's GPU when it has one assigned.
   std::vector<std::pair<std::string, std::string>> ChildEnv() const;
   // GPUs of the node this process may use (nvidia-smi; $CUDA_VISIBLE_DEVICES
   // narrows them); 0 on cpu or when none answers.

@@ -1,6 +1,11 @@
 #include "backend/backend.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace anvil {
 namespace {
@@ -40,6 +45,20 @@ TEST(BackendTest, DeviceMemoryIsKnownOnlyForAGpuThatAnswers) {
     EXPECT_GE(*bytes, std::uint64_t{1} << 30);
     EXPECT_EQ(cuda.OnDevice(0).DeviceMemoryBytes(), bytes);  // The first GPU either way.
   }
+}
+
+TEST(BackendTest, NoProcessOnAGpuRunsUnderMps) {
+  EXPECT_TRUE(Backend::FromName("cpu").value().ChildEnv().empty());
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  const Backend cuda = Backend::FromName("cuda").value();
+  // Where no MPS control daemon can be: a CUDA process then runs without MPS.
+  EXPECT_EQ(cuda.ChildEnv(), (Env{{"CUDA_MPS_PIPE_DIRECTORY", "/dev/null/anvil-no-mps"}}));
+  const Env on_gpu = cuda.OnDevice(0).ChildEnv();
+  ASSERT_EQ(on_gpu.size(), 2u);
+  EXPECT_EQ(on_gpu[0].first, "CUDA_MPS_PIPE_DIRECTORY");
+  EXPECT_EQ(on_gpu[1].first, "CUDA_VISIBLE_DEVICES");
+  // And no one can make that folder: its parent is a file.
+  EXPECT_NE(::mkdir(kNoMpsPipeDirectory, 0700), 0);
 }
 
 }  // namespace
