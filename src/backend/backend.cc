@@ -1,5 +1,7 @@
 #include "backend/backend.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -102,12 +104,21 @@ std::string Backend::AssignedDeviceId() const {
   return device_index_ < static_cast<int>(visible.size()) ? visible[device_index_] : std::to_string(device_index_);
 }
 
+bool MpsDaemonListens() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") + "/control";
+  struct stat st {};
+  return ::stat(control.c_str(), &st) == 0;
+}
+
 std::vector<std::pair<std::string, std::string>> Backend::ChildEnv() const {
   if (kind_ == BackendKind::kCpu) return {};
+  std::vector<std::pair<std::string, std::string>> env;
   // Nothing runs under MPS: there a fatal fault in one client takes down the
-  // others. A CUDA process that finds no MPS control daemon in this folder
-  // (a path under a file: no one can create it) runs as it would without MPS.
-  std::vector<std::pair<std::string, std::string>> env = {{"CUDA_MPS_PIPE_DIRECTORY", kNoMpsPipeDirectory}};
+  // others. A CUDA process that finds no MPS control daemon in its pipe
+  // folder (here a path under a file: no one can create it) runs as it would
+  // without MPS. Only where a daemon listens: elsewhere nothing changes.
+  if (MpsDaemonListens()) env.emplace_back("CUDA_MPS_PIPE_DIRECTORY", kNoMpsPipeDirectory);
   if (device_index_ >= 0) env.emplace_back("CUDA_VISIBLE_DEVICES", AssignedDeviceId());
   return env;
 }

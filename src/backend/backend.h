@@ -18,6 +18,10 @@ namespace anvil {
 // a file, which no MPS control daemon can listen in (Backend::ChildEnv).
 inline constexpr char kNoMpsPipeDirectory[] = "/dev/null/anvil-no-mps";
 
+// Whether an MPS control daemon's pipe is there: `control` in
+// $CUDA_MPS_PIPE_DIRECTORY, or in /tmp/nvidia-mps when that is unset.
+bool MpsDaemonListens();
+
 enum class BackendKind { kCpu, kCuda };
 
 class Backend {
@@ -47,9 +51,10 @@ class Backend {
   Backend OnDevice(int index) const;
   int device_index() const { return device_index_; }
   // Environment for the processes that use the device (cuda; cpu: none):
-  // CUDA_MPS_PIPE_DIRECTORY where no MPS daemon can listen (kNoMpsPipeDirectory),
-  // so that none of them runs under MPS, and CUDA_VISIBLE_DEVICES naming this
-  // backend's GPU when it has one assigned.
+  // where an MPS control daemon listens (MpsDaemonListens),
+  // CUDA_MPS_PIPE_DIRECTORY where none can (kNoMpsPipeDirectory), so that none
+  // of them runs under MPS; CUDA_VISIBLE_DEVICES naming this backend's GPU
+  // when it has one assigned.
   std::vector<std::pair<std::string, std::string>> ChildEnv() const;
   // GPUs of the node this process may use (nvidia-smi; $CUDA_VISIBLE_DEVICES
   // narrows them); 0 on cpu or when none answers.

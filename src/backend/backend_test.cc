@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,18 +49,35 @@ TEST(BackendTest, DeviceMemoryIsKnownOnlyForAGpuThatAnswers) {
   }
 }
 
-TEST(BackendTest, NoProcessOnAGpuRunsUnderMps) {
-  EXPECT_TRUE(Backend::FromName("cpu").value().ChildEnv().empty());
+TEST(BackendTest, WhereAnMpsDaemonListensNoProcessOnAGpuRunsUnderIt) {
   using Env = std::vector<std::pair<std::string, std::string>>;
   const Backend cuda = Backend::FromName("cuda").value();
-  // Where no MPS control daemon can be: a CUDA process then runs without MPS.
+  const char* saved = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string had = saved != nullptr ? saved : "";
+  char dir[] = "/tmp/anvil-mps-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  ::setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+  // No daemon's pipe there: nothing changes.
+  EXPECT_FALSE(MpsDaemonListens());
+  EXPECT_TRUE(cuda.ChildEnv().empty());
+  EXPECT_EQ(cuda.OnDevice(0).ChildEnv().size(), 1u);
+  // A daemon's `control` pipe: its processes look for one where none can be, and run without MPS.
+  const std::string control = std::string(dir) + "/control";
+  ASSERT_EQ(::mkfifo(control.c_str(), 0600), 0);
+  EXPECT_TRUE(MpsDaemonListens());
   EXPECT_EQ(cuda.ChildEnv(), (Env{{"CUDA_MPS_PIPE_DIRECTORY", "/dev/null/anvil-no-mps"}}));
   const Env on_gpu = cuda.OnDevice(0).ChildEnv();
   ASSERT_EQ(on_gpu.size(), 2u);
-  EXPECT_EQ(on_gpu[0].first, "CUDA_MPS_PIPE_DIRECTORY");
   EXPECT_EQ(on_gpu[1].first, "CUDA_VISIBLE_DEVICES");
-  // And no one can make that folder: its parent is a file.
-  EXPECT_NE(::mkdir(kNoMpsPipeDirectory, 0700), 0);
+  EXPECT_TRUE(Backend::FromName("cpu").value().ChildEnv().empty());
+  EXPECT_NE(::mkdir(kNoMpsPipeDirectory, 0700), 0);  // No one can make that folder: its parent is a file.
+  ::unlink(control.c_str());
+  ::rmdir(dir);
+  if (saved != nullptr) {
+    ::setenv("CUDA_MPS_PIPE_DIRECTORY", had.c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+  }
 }
 
 }  // namespace
