@@ -20,18 +20,44 @@ from anvil_py import tensor_io
 
 EXTRA_SEEDS = 8
 FORMS = ("zeros", "a constant", "one row broadcast", "an input")
+# Elements compared at once: the comparison's float64 temporaries stay near 1 GiB however large the output (a
+# multi-GB output compared whole needed several times its size: 68 GB were not enough on an 80 GB H100).
+CHUNK_ELEMENTS = 1 << 25
 
 
-def _allclose(expected, actual, atol, rtol, nan_equal):
-    """anvil's comparison (src/verify/compare.cc): finite pairs within atol + rtol*|expected|, other values equal."""
-    if actual is None or actual.shape != expected.shape:
-        return False
-    e = expected.double()
-    a = actual.to(expected.device).double()
+def _allclose_part(e, a, atol, rtol, nan_equal):
+    e = e.double()
+    a = a.to(e.device).double()
     finite = torch.isfinite(e) & torch.isfinite(a)
     close = (a - e).abs() <= atol + rtol * e.abs()
     same = (e == a) | (torch.isnan(e) & torch.isnan(a) & nan_equal)
     return bool(torch.where(finite, close, same).all())
+
+
+def _allclose(expected, actual, atol, rtol, nan_equal, chunk=CHUNK_ELEMENTS):
+    """anvil's comparison (src/verify/compare.cc): finite pairs within atol + rtol*|expected|, other values equal.
+    Compared a slab of the first dimension at a time (about `chunk` elements; views, also of an expanded form), the
+    first failing slab ending it."""
+    if actual is None or actual.shape != expected.shape:
+        return False
+    if expected.dim() == 0 or expected.shape[0] <= 1 or expected.numel() <= chunk:
+        return _allclose_part(expected, actual, atol, rtol, nan_equal)
+    rows = max(1, chunk // max(1, expected[0].numel()))
+    return all(_allclose_part(expected[i:i + rows], actual[i:i + rows], atol, rtol, nan_equal)
+               for i in range(0, expected.shape[0], rows))
+
+
+def _finite_moments(t, chunk=CHUNK_ELEMENTS):
+    """(count, sum, sum of squares) of the finite elements of `t`, in float64, a chunk at a time."""
+    flat = t.reshape(-1)
+    count, total, squares = 0, 0.0, 0.0
+    for i in range(0, flat.numel(), chunk):
+        part = flat[i:i + chunk]
+        part = part[torch.isfinite(part)].double()
+        count += part.numel()
+        total += float(part.sum())
+        squares += float(part.pow(2).sum())
+    return count, total, squares
 
 
 class OutputGuard:
@@ -43,10 +69,10 @@ class OutputGuard:
         self.atol, self.rtol = tolerance
         self.nan_equal = nan_equal
         out = trial0_output.detach()
-        finite = out[torch.isfinite(out)].double()
-        self.constant = float(finite.mean()) if finite.numel() else 0.0
+        count, total, squares = _finite_moments(out)
+        self.constant = total / count if count else 0.0
         self.trial0 = out
-        self.rms = float(finite.pow(2).mean().sqrt()) if finite.numel() else 0.0
+        self.rms = (squares / count) ** 0.5 if count else 0.0
         self.scale = min(1.0, self.rms)
         # Per form: passed every trial so far, at the base tolerance and at the tightened one.
         self.base = {form: True for form in FORMS}
@@ -59,7 +85,10 @@ class OutputGuard:
         t0 = self.trial0
         row = t0[0:1].to(expected.device).expand_as(expected) if t0.dim() >= 2 and t0.shape[0] > 1 and \
             t0.shape[1:] == expected.shape[1:] else None
-        return {"zeros": torch.zeros_like(expected), "a constant": torch.full_like(expected, self.constant),
+        # Zeros and the constant as one element expanded: no output-sized copy of them.
+        zero = torch.zeros((), dtype=expected.dtype, device=expected.device)
+        constant = torch.full((), self.constant, dtype=expected.dtype, device=expected.device)
+        return {"zeros": zero.expand_as(expected), "a constant": constant.expand_as(expected),
                 "one row broadcast": row, "an input": same[0] if same else None}
 
     def passes(self, form_output, expected, tight):

@@ -78,3 +78,15 @@ def test_rounding_noise_around_a_trivial_value_is_found_by_the_float64_reference
     honest = torch.nn.Softmax(dim=1)
     s, _, _ = run(honest, randn(0.1, 4, 20000))
     assert s.tightened() and trivial_guard.noise([s], honest, randn(0.1, 4, 20000)(0), lambda out: [out]) == []
+
+
+def test_the_comparison_in_slabs_agrees_with_the_whole():
+    e = torch.randn(64, 8, dtype=torch.float32)
+    late = e.clone()
+    late[60, 3] += 1.0  # Wrong only in the last slab.
+    nan = e.clone()
+    nan[10, 0] = float("nan")
+    for actual, tight in ((e.clone(), True), (late, False), (nan, False), (torch.zeros(()).expand_as(e), False)):
+        whole = trivial_guard._allclose(e, actual, 1e-4, 1e-4, True, chunk=1 << 30)
+        assert trivial_guard._allclose(e, actual, 1e-4, 1e-4, True, chunk=16) == whole == tight
+    assert trivial_guard._allclose(torch.zeros(64, 8), torch.zeros(()).expand(64, 8), 0.0, 0.0, True, chunk=16)
