@@ -9,6 +9,7 @@ maps it or holds a handle to it, so each side lets go of its own when it is done
 """
 
 import ctypes
+import math
 import threading
 
 import torch
@@ -178,16 +179,19 @@ def _tensor(mapping, dtype, shape):
     return whole[:n].view(dtype).reshape(shape), whole
 
 
+def _prepared(device, dtype, shape):
+    """The driver, with cuda `device`'s context current on this thread, and the size an allocation for a tensor of
+    `dtype` and `shape` has there (both sides compute it alike)."""
+    d = _get_driver()
+    d.current(device)
+    return d, d.padded(device, dtype.itemsize * math.prod(shape))
+
+
 def new_buffer(device, dtype, shape):
     """(fd, tensor): a zeroed allocation of its own for a tensor of `dtype` and `shape` on cuda `device` (an index),
     exported as a POSIX descriptor (the caller closes it), and this side's mapping of it as a tensor; the allocation
     goes when the tensor does and every importer has let go."""
-    d = _get_driver()
-    d.current(device)
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    size = d.padded(device, nbytes)
+    d, size = _prepared(device, dtype, shape)
     handle = ctypes.c_ulonglong()
     d.check("cuMemCreate", ctypes.byref(handle), size, ctypes.byref(d.prop(device)), 0)
     mapping = _Mapping(d, device, handle.value, size)
@@ -206,12 +210,7 @@ def import_buffer(fd, device, dtype, shape):
     """The allocation that `fd` (new_buffer's descriptor, received; left open) stands for, mapped on cuda `device`
     as a tensor of `dtype` and `shape`. DeviceBufferError when the driver refuses it, e.g. an allocation smaller
     than the tensor."""
-    d = _get_driver()
-    d.current(device)
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    size = d.padded(device, nbytes)
+    d, size = _prepared(device, dtype, shape)
     handle = ctypes.c_ulonglong()
     d.check("cuMemImportFromShareableHandle", ctypes.byref(handle), ctypes.c_void_p(fd), _HANDLE_POSIX_FD)
     mapping = _Mapping(d, device, handle.value, size)
