@@ -49,7 +49,7 @@ class _Driver:
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
         u64, size = ctypes.c_ulonglong, ctypes.c_size_t
-        self.signatures = {
+        signatures = {
             "cuMemGetAllocationGranularity": [ctypes.POINTER(size), ctypes.POINTER(_AllocationProp), ctypes.c_int],
             "cuMemCreate": [ctypes.POINTER(u64), size, ctypes.POINTER(_AllocationProp), u64],
             "cuMemRelease": [u64],
@@ -66,7 +66,7 @@ class _Driver:
             "cuGetErrorString": [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
             "cuInit": [ctypes.c_uint],
         }
-        for name, args in self.signatures.items():
+        for name, args in signatures.items():
             f = getattr(self.lib, name)
             f.argtypes, f.restype = args, ctypes.c_int
         self.contexts = {}
@@ -173,9 +173,7 @@ class _Mapping:
 
 def _tensor(mapping, dtype, shape):
     whole = torch.as_tensor(mapping, device=torch.device("cuda", mapping.device))
-    n = dtype.itemsize
-    for d in shape:
-        n *= d
+    n = dtype.itemsize * math.prod(shape)
     return whole[:n].view(dtype).reshape(shape), whole
 
 

@@ -681,7 +681,8 @@ class Server:
                     if not r["ok"] and not result["problem"]:
                         result["problem"] = r["problem"]
                     if buffer.numel():
-                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),), device=buffer.device)
+                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
+                                               device=buffer.device)
                         drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
                     del private
         except BaseException as e:  # noqa: BLE001 - the server's failure
@@ -692,8 +693,9 @@ class Server:
         # Read again now, and once more at the next `done` or the close (then unmapped here; the candidate's own
         # mapping keeps its pages until it lets go).
         session.recheck = None if _read_again(session, _what(kind, k), drawn) else (_what(kind, k), drawn)
+        by_kind = {"held_out": session.held_results, "recheck": session.recheck_results}
         with session.lock:
-            {"held_out": session.held_results, "recheck": session.recheck_results}.get(kind, session.results)[k] = result
+            by_kind.get(kind, session.results)[k] = result
         return True
 
 

@@ -54,15 +54,15 @@ TEST(BackendTest, WhereAnMpsDaemonListensNoProcessOnAGpuRunsUnderIt) {
   const Backend cuda = Backend::FromName("cuda").value();
   const char* saved = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
   const std::string had = saved != nullptr ? saved : "";
-  char dir[] = "/tmp/anvil-mps-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  ::setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+  const std::string dir = testing::TempDir() + "anvil-mps-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  ::setenv("CUDA_MPS_PIPE_DIRECTORY", dir.c_str(), 1);
   // No daemon's pipe there: nothing changes.
   EXPECT_FALSE(MpsDaemonListens());
   EXPECT_TRUE(cuda.ChildEnv().empty());
   EXPECT_EQ(cuda.OnDevice(0).ChildEnv().size(), 1u);
   // A daemon's `control` pipe: its processes look for one where none can be, and run without MPS.
-  const std::string control = std::string(dir) + "/control";
+  const std::string control = dir + "/control";
   ASSERT_EQ(::mkfifo(control.c_str(), 0600), 0);
   EXPECT_TRUE(MpsDaemonListens());
   EXPECT_EQ(cuda.ChildEnv(), (Env{{"CUDA_MPS_PIPE_DIRECTORY", "/dev/null/anvil-no-mps"}}));
@@ -72,7 +72,7 @@ TEST(BackendTest, WhereAnMpsDaemonListensNoProcessOnAGpuRunsUnderIt) {
   EXPECT_TRUE(Backend::FromName("cpu").value().ChildEnv().empty());
   EXPECT_NE(::mkdir(kNoMpsPipeDirectory, 0700), 0);  // No one can make that folder: its parent is a file.
   ::unlink(control.c_str());
-  ::rmdir(dir);
+  ::rmdir(dir.c_str());
   if (saved != nullptr) {
     ::setenv("CUDA_MPS_PIPE_DIRECTORY", had.c_str(), 1);
   } else {

@@ -271,7 +271,7 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
     (tmp_path / "replayer.cpp").write_text(REPLAYER)
     args = ("-t", str(RELU), "-c", str(tmp_path / "replayer.cpp"), "--timeout", "30", "--baselines", "none",
             "--warmup", "2", "--iters", "5")
-    env = {"ANVIL_STATIC_VERDICTS": "0"}  # Its Python symbols are static cheats; the point is what it finds at run time.
+    env = {"ANVIL_STATIC_VERDICTS": "0"}  # Its Python symbols are static cheats; the point is what the run finds.
     # With files the sets are in the process before the warmup: every timed call replays, and the recheck sees it.
     (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
     assert by_files["status"] == "cheat", by_files["feedback"]
