@@ -11,6 +11,7 @@ is a descriptor anvil handed out.
 
 import argparse
 import collections
+import gc
 import itertools
 import os
 import socket
@@ -47,6 +48,12 @@ def _nbytes(values):
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
+# On a GPU, a candidate's session needs about this many times one trial's bytes (its inputs and outputs) free beside
+# what the server keeps: the copies of the inputs and the output buffers it is handed, its own outputs, and the
+# server's private copy of them (the trial itself too where the task is made on each request).
+SESSION_ROOM = 3
+
+
 class _Entry:
     """One task's trials: each one's inputs and, when the session compares, the reference's outputs; made from the
     seeds once and kept, or made on each request when they do not fit the budget."""
@@ -68,6 +75,7 @@ class _Entry:
         self.set_expected = {}  # (source, timed set) -> the reference's outputs, once a recheck asked for them.
         self.sets_lock = threading.Lock()
         self.bytes = 0
+        self.trial_bytes = 0  # One trial's inputs and reference outputs.
         self.users = 0
         self.ready = threading.Event()
         self.error = None
@@ -84,7 +92,7 @@ class Tasks:
         self.task_code = threading.Lock()
         self.entries = collections.OrderedDict()
         self.names = itertools.count()
-        self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0}
+        self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0}
 
     def kept_bytes(self):
         return sum(e.bytes for e in self.entries.values() if e.trials is not None)
@@ -108,13 +116,63 @@ class Tasks:
         if entry.error is not None:
             self.release(entry)
             raise entry.error
+        self._room_for_session(entry)
         return entry
 
     def release(self, entry):
+        """A session of `entry` has ended. A task that failed, or that is made on each request (over the budget),
+        goes with its last session, and with it what it made (timed sets, held-out sets): only kept tasks stay."""
         with self.lock:
             entry.users -= 1
-            if entry.error is not None and self.entries.get(entry.key) is entry and entry.users == 0:
-                del self.entries[entry.key]
+            if entry.users > 0 or self.entries.get(entry.key) is not entry:
+                return
+            if entry.error is None and entry.trials is not None:
+                return
+            self._forget(entry.key)
+        self._give_back_memory()
+
+    def _forget(self, key):
+        """Drops a task (under self.lock)."""
+        entry = self.entries.pop(key)
+        sys.modules.pop(entry.module_name, None)
+
+    def _give_back_memory(self):
+        """What the server dropped goes back to the device (torch's caching allocator would keep it for this
+        process alone): the candidate and the baselines need it."""
+        if self.device.type == "cuda":
+            gc.collect()
+            torch.cuda.empty_cache()
+
+    def _free(self):
+        return torch.cuda.mem_get_info(self.device)[0]
+
+    def _room_for_session(self, entry):
+        """On a GPU, makes room for a session of `entry` (SESSION_ROOM × one trial's bytes free on the device):
+        unused tasks go first, least recently used first; then, used by this session alone, `entry`'s own kept
+        trials (made on each request from then on). What a session needs beyond that is the candidate's."""
+        if self.device.type != "cuda":
+            return
+        need = SESSION_ROOM * entry.trial_bytes
+        if self._free() >= need:
+            return
+        with self.lock:
+            unused = [key for key, other in self.entries.items() if other is not entry and other.users == 0]
+            for key in unused:
+                self._forget(key)
+                self.counts["evictions"] += 1
+        self._give_back_memory()
+        if self._free() >= need:
+            return
+        with self.lock:
+            if entry.users != 1 or entry.trials is None:
+                return
+            entry.trials = None
+            with entry.sets_lock:
+                if entry.sets is not None and entry.sets[0] == "trials":
+                    entry.sets = None  # Views of the trials' inputs.
+                entry.set_expected = {key: v for key, v in entry.set_expected.items() if key[0] != "trials"}
+            self.counts["dropped_for_room"] += 1
+        self._give_back_memory()
 
     def _load(self, entry):
         try:
@@ -127,7 +185,10 @@ class Tasks:
                 if entry.reference:
                     entry.model = _build_reference(module, entry, self.device)
                 first = self._make(entry, 0)
-            entry.bytes = (_nbytes(first[0]) + _nbytes(first[1] or [])) * len(entry.seeds)
+            entry.trial_bytes = _nbytes(first[0]) + _nbytes(first[1] or [])
+            model = entry.model if isinstance(entry.model, torch.nn.Module) else torch.nn.Module()
+            weights = list(model.parameters()) + list(model.buffers())
+            entry.bytes = entry.trial_bytes * len(entry.seeds) + _nbytes(weights)
             with self.lock:
                 if self._make_room(entry):
                     entry.trials = [first]
@@ -148,8 +209,7 @@ class Tasks:
                 break
             other = self.entries[key]
             if other is not entry and other.users == 0 and other.trials is not None:
-                del self.entries[key]
-                sys.modules.pop(other.module_name, None)
+                self._forget(key)
                 self.counts["evictions"] += 1
         return self.kept_bytes() + entry.bytes <= self.budget
 
@@ -288,9 +348,10 @@ _SENT_NOTHING = object()
 
 
 def _make_failed(session, what, e):
-    """The server's own failure making `what`: the session's error (anvil's); the candidate is told so."""
-    session.error = f"{what}: {type(e).__name__}: {e}"
-    trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+    """The server's own failure making `what`: the session's error (anvil's; the candidate is told at the end of
+    the session's answers)."""
+    with session.lock:
+        session.error = session.error or f"{what}: {type(e).__name__}: {e}"
 
 
 def _send(session, what, send, *args):
@@ -298,11 +359,12 @@ def _send(session, what, send, *args):
     send failed (the session's error then, naming `what`)."""
     try:
         return send(session.sock, *args)
-    except ChannelError:
-        raise
     except OSError as e:
         if e.errno not in (32, 104):
-            session.error = f"sending {what}: {e}"
+            _make_failed(session, f"sending {what}", e)
+        return _SENT_NOTHING
+    except BaseException as e:  # noqa: BLE001 - a message the channel cannot take, a buffer the device cannot give
+        _make_failed(session, f"sending {what}", e)
         return _SENT_NOTHING
 
 
@@ -431,45 +493,57 @@ class Server:
             self.tasks.release(entry)
 
     def answer(self, session, entry, trials):
-        sock = session.sock
+        """Answers the candidate's requests until the session ends. The server's own failure (a device out of
+        memory, a tensor the channel cannot take) is the session's error, anvil's, and the candidate is told at
+        once: it never waits for an answer that will not come."""
         try:
-            spec = session.sets_spec
-            trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
-                                      "sets_written": bool(spec["write"]),
-                                      "held_out": session.held_out, "rechecks": session.rechecks})
-            while True:
-                try:
-                    message, _ = trial_channel.receive(sock)
-                except ChannelClosed:
-                    raise
-                except ChannelError as e:
-                    message = {"broken": str(e)}
-                if "done" in message:
-                    _recheck(session)  # After a whole call since, the last trial's buffers are read once more.
-                problem = self.check_request(session, entry, message, trials)
-                if problem:
-                    with session.lock:
-                        session.candidate_error = problem
-                    trial_channel.send(sock, {"error": problem})
-                    return
-                if "done" in message:
-                    if not self.compare(session, entry, message):
-                        trial_channel.send(sock, {"error": "anvil's task server failed (not the candidate's doing)"})
-                        return
-                    trial_channel.send(sock, {"compared": message["done"]})
-                elif message["get"] == "held_out":
-                    if not self.send_held_out(session, entry, message["k"]):
-                        return
-                elif message["get"] == "recheck":
-                    if not self.send_recheck(session, entry, message["k"]):
-                        return
-                elif message["get"] in ("set", "call"):
-                    if not self.send_set(session, entry, message["k"], message["get"] == "call"):
-                        return
-                elif not self.send_trial(session, entry, message["k"], message["get"] == "timing"):
-                    return
+            self.answer_requests(session, entry, trials)
         except (ChannelError, OSError):
-            return  # The candidate closed its end (or ended): the session is over.
+            pass  # The candidate closed its end (or ended): the session is over.
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            _make_failed(session, "answering the candidate", e)
+        if session.error:
+            try:
+                trial_channel.send(session.sock, {"error": "anvil's task server failed (not the candidate's doing)"})
+            except (ChannelError, OSError):
+                pass
+
+    def answer_requests(self, session, entry, trials):
+        sock = session.sock
+        spec = session.sets_spec
+        trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
+                                  "sets_written": bool(spec["write"]),
+                                  "held_out": session.held_out, "rechecks": session.rechecks})
+        while True:
+            try:
+                message, _ = trial_channel.receive(sock)
+            except ChannelClosed:
+                raise
+            except ChannelError as e:
+                message = {"broken": str(e)}
+            if "done" in message:
+                _recheck(session)  # After a whole call since, the last trial's buffers are read once more.
+            problem = self.check_request(session, entry, message, trials)
+            if problem:
+                with session.lock:
+                    session.candidate_error = problem
+                trial_channel.send(sock, {"error": problem})
+                return
+            if "done" in message:
+                if not self.compare(session, entry, message):
+                    return
+                trial_channel.send(sock, {"compared": message["done"]})
+            elif message["get"] == "held_out":
+                if not self.send_held_out(session, entry, message["k"]):
+                    return
+            elif message["get"] == "recheck":
+                if not self.send_recheck(session, entry, message["k"]):
+                    return
+            elif message["get"] in ("set", "call"):
+                if not self.send_set(session, entry, message["k"], message["get"] == "call"):
+                    return
+            elif not self.send_trial(session, entry, message["k"], message["get"] == "timing"):
+                return
 
     @staticmethod
     def check_request(session, entry, message, trials):
@@ -686,7 +760,7 @@ class Server:
                         drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
                     del private
         except BaseException as e:  # noqa: BLE001 - the server's failure
-            session.error = f"comparing {_what(kind, k)}: {type(e).__name__}: {e}"
+            _make_failed(session, f"comparing {_what(kind, k)}", e)
             return False
         finally:
             buffers.clear()

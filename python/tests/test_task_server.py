@@ -3,6 +3,7 @@ candidate that breaks the protocol."""
 
 import fcntl
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -130,6 +131,27 @@ def test_a_task_that_fails_is_the_sessions_error_and_the_server_goes_on(server, 
     server.close(reply["id"])
 
 
+def test_inputs_the_server_cannot_send_are_its_error_and_the_candidate_hears_at_once(server, tmp_path):
+    # A server that fails sending (here a dtype the channel has no name for; on a GPU, a device out of memory) must
+    # not leave the candidate waiting for an answer until its timeout: that verdict would be the candidate's.
+    odd = tmp_path / "odd.py"
+    odd.write_text("import torch\ndef get_inputs():\n    return [torch.zeros(4, dtype=torch.complex64)]\n")
+    reply, end = server.open(odd, ["1"])
+    assert reply["ok"], reply
+    trial_channel.receive(end)  # hello
+    trial_channel.send(end, {"get": "trial", "k": 0})
+    assert select.select([end], [], [], 30)[0], "the candidate was left waiting"
+    answer, _ = trial_channel.receive(end)
+    assert "task server failed" in answer["error"] and "not the candidate's doing" in answer["error"]
+    closed = server.close(reply["id"])
+    assert "sending trial 0" in closed["error"] and "complex64" in closed["error"], closed
+    assert closed["candidate_error"] == ""
+    # The server goes on.
+    reply, end = server.open(TASKS / "relu.py", ["5"])
+    assert torch.equal(TrialData(end.detach()).inputs("trial", 0, "cpu")[0], fresh_inputs(TASKS / "relu.py", 5)[0])
+    server.close(reply["id"])
+
+
 def test_the_budget_keeps_recent_tasks_and_makes_the_rest_on_request():
     relu = fresh_inputs(TASKS / "relu.py", 1)[0]
     one_task = relu.numel() * relu.element_size() * 2
@@ -153,7 +175,8 @@ def test_the_budget_keeps_recent_tasks_and_makes_the_rest_on_request():
         assert torch.equal(data.inputs("trial", 1, "cpu")[0], fresh_inputs(TASKS / "relu.py", 2)[0])
         s.close(reply["id"])
         stats = s.ask({"op": "stats"})
-        assert stats["made_on_request"] == 1 and stats["kept_bytes"] == 0, stats
+        # A task made on each request goes with its last session (what it made too): nothing stays over budget.
+        assert stats["made_on_request"] == 1 and stats["kept_bytes"] == 0 and stats["tasks"] == 0, stats
     finally:
         s.stop()
 
