@@ -6,8 +6,10 @@
 # candidate's buffers are still host memfds (step 4 replaces them). Carried (gitignored): .carry/ (this build,
 # stripped, its libanvil_*.so, .carry/lib) and .kb/ (see quota_gpu.sh); python/ is the working tree's.
 #   run(command="bash bench/scripts/trial_server_gpu.sh", carry=[".carry", ".kb"])
-# MODES: the passes in order (default "files server files server"; "written": the server with
-# ANVIL_CUDA_SETS_WRITTEN=1, each timed call's inputs written after its `ready`); EXTRA: eval flags added to every
+# MODES: the passes in order (default "files server files server"; "server": each timed call's inputs written
+# after its `ready`, the default; "preloaded": the server with ANVIL_CUDA_SETS_WRITTEN=0, the timed sets loaded
+# before the warmup; "written": the server with ANVIL_CUDA_SETS_WRITTEN=1, the same as "server" since the
+# written sets became the default); EXTRA: eval flags added to every
 # pass (EXTRA="--held-out auto": the held-out sets too). The table compares the last pass of each mode with files.
 set -u
 cd "$(dirname "$0")/../.."
@@ -33,8 +35,9 @@ done
 for mode in ${MODES:-files server files server}; do
   rm -f "$OUT/verdicts_$mode.jsonl"  # -o resumes: each pass judges anew.
   start=$(date +%s.%N)
-  data=$mode written=0
-  [ "$mode" = written ] && data=server written=1
+  data=$mode written=1
+  [ "$mode" = written ] && data=server
+  [ "$mode" = preloaded ] && data=server written=0
   ANVIL_CUDA_SETS_WRITTEN=$written timeout "${LIMIT:-200}" .carry/anvil eval --backend cuda --list "$OUT/list.jsonl" -j 1 --trials 2 --timeout 60 \
     --iters 10 --baselines eager --json -q ${EXTRA:-} --trial-data $data -o "$OUT/verdicts_$mode.jsonl" > /dev/null \
     2> "$OUT/eval_$mode.log"
@@ -56,7 +59,7 @@ def perf(v):
     return (p.get("candidate") or {}).get("median_ms"), p.get("timed_inputs"), p.get("rechecked")
 def held(v):
     return [(h["trial"], h["ok"], h["problem"]) for h in v["gates"]["correct"]["held_out"]]
-for mode in ("server", "written"):
+for mode in ("server", "written", "preloaded"):
     if not os.path.exists(f"{out}/verdicts_{mode}.jsonl"):
         continue
     server = load(mode)

@@ -620,20 +620,18 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       StageClock clock(v, "make_trials");
       TrialCompare compare = ServerCompare(task, prepared);
       if (held_out) compare.held_out = static_cast<int>(prepared.held_out.size());
-      // The timed calls' input sets come from the server too; on the CPU it
-      // writes each call's set only after the worker said ready for it. On
-      // CUDA the sets are still copies loaded before the warmup unless
-      // ANVIL_CUDA_SETS_WRITTEN=1 (to be measured: written after ready with
-      // the L2 flushed by the server, the events of a short call left out its
-      // launch, bench/results/trial_buffers_step4_h100.md; with it the worker
-      // flushes after go, outside the call's trace window).
+      // The timed calls' input sets come from the server too, which writes
+      // each call's set only after the worker said ready for it (on CUDA the
+      // worker's timer then flushes the L2 after go, outside the call's trace
+      // window). ANVIL_CUDA_SETS_WRITTEN=0 loads them before the warmup
+      // instead on CUDA, to compare (bench/results/sets_written_h100.md).
       TimedSets sets;
       if (options_.perf && g == groups - 1) {
         sets.count = std::max(RecheckSets(prepared, options_), 1);
         sets.from = prepared.timing_sets > 0 ? "timing" : "trials";
         const char* cuda_written = std::getenv("ANVIL_CUDA_SETS_WRITTEN");
         sets.write =
-            backend_.kind() == BackendKind::kCpu || (cuda_written != nullptr && std::string_view(cuda_written) == "1");
+            backend_.kind() == BackendKind::kCpu || cuda_written == nullptr || std::string_view(cuda_written) != "0";
       }
       auto server = TaskServer::For(backend_, options_.trial_server_budget);
       auto opened = server.ok() ? server.value()->Open(task, prepared, &compare, &sets) : server.status();

@@ -106,23 +106,23 @@ def test_device_buffers_give_the_verdicts_of_files(tmp_path):
         assert by_server[name]["gates"]["run"]["trial_data"] == "server"
         assert details(by_server[name]) == details(by_files[name])
     perf = by_server[HONEST.name]["gates"]["perf"]
-    # On CUDA the timed sets are still copies loaded before the warmup (device buffers now; written after `ready`
-    # a short call's events left out its launch: docs/protocol.md, "timed sets"), and rechecked by the server.
-    assert perf["timed_inputs"] == "preloaded", perf
+    # Each timed call's inputs are written by the server after the worker's `ready`, and the compiled timer flushes
+    # the L2 after `go`, outside the call's trace window (a flush inside it made the honest ReLU's traced work exceed
+    # its events: a cheat); the rechecks are compared by the server.
+    assert perf["timed_inputs"] == "written_after_ready", perf
     assert len(perf["rechecked"]) == 8, perf  # 8 of its 20 timing sets, compared by the server.
 
 
-def test_timed_inputs_written_after_ready_on_cuda_keep_the_verdicts(tmp_path):
-    """ANVIL_CUDA_SETS_WRITTEN=1 (not yet the default): the server writes each timed call's inputs after the worker's
-    `ready`, and the compiled timer flushes the L2 after `go`, outside the call's trace window (a flush inside it made
-    the honest ReLU's traced work exceed its events: a cheat)."""
+def test_timed_inputs_preloaded_on_cuda_keep_the_verdicts(tmp_path):
+    """ANVIL_CUDA_SETS_WRITTEN=0 (to compare): the timed sets are copies in device buffers loaded before the
+    warmup."""
     wrong = tmp_path / "relu_off_by_one.cu"
     wrong.write_text(HONEST.read_text().replace("y[i] = fmaxf(x[i], 0.0f);", "y[i] = fmaxf(x[i], 0.0f) + (i == 7);"))
-    written = evaluate(HONEST, wrong, env={"ANVIL_CUDA_SETS_WRITTEN": "1"}, name="written")
+    preloaded = evaluate(HONEST, wrong, env={"ANVIL_CUDA_SETS_WRITTEN": "0"}, name="preloaded")
     by_files = evaluate(HONEST, wrong, mode="files", name="files_again")
-    honest = written[HONEST.name]
+    honest = preloaded[HONEST.name]
     assert honest["status"] == "pass", honest["feedback"]
-    assert honest["gates"]["perf"]["timed_inputs"] == "written_after_ready", honest["gates"]["perf"]
+    assert honest["gates"]["perf"]["timed_inputs"] == "preloaded", honest["gates"]["perf"]
     assert by_files[HONEST.name]["status"] == "pass", by_files[HONEST.name]["feedback"]
-    assert written[wrong.name]["status"] == "wrong_answer"
-    assert details(written[wrong.name]) == details(by_files[wrong.name])
+    assert preloaded[wrong.name]["status"] == "wrong_answer"
+    assert details(preloaded[wrong.name]) == details(by_files[wrong.name])
