@@ -21,7 +21,8 @@ if ! python3 -c "import pytest" 2>/dev/null; then  # Not in the image: wheels ca
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=$PYTHONPATH:/tmp/site
 fi
-[ -f .gpu-done/gpu_verdicts.jsonl ] && cp .gpu-done/gpu_verdicts.jsonl "$OUT/"
+# Once per $OUT: a later part in the same call keeps what the earlier ones judged.
+[ -f .gpu-done/gpu_verdicts.jsonl ] && [ ! -f "$OUT/gpu_verdicts.jsonl" ] && cp .gpu-done/gpu_verdicts.jsonl "$OUT/"
 if [ "$PART" = 0 ]; then
   tests="tests/gpu/test_gpu_redteam.py tests/gpu/test_gpu_trial_buffers.py"
 else

@@ -48,10 +48,12 @@ def _nbytes(values):
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
-# On a GPU, a candidate's session needs about this many times one trial's bytes (its inputs and outputs) free beside
-# what the server keeps: the copies of the inputs and the output buffers it is handed, its own outputs, and the
-# server's private copy of them (the trial itself too where the task is made on each request).
-SESSION_ROOM = 3
+# On a GPU, a candidate's session needs about this many times one trial's bytes (its inputs and outputs), and the
+# margin, free beside what the server keeps: the buffers of two trials (the last compared one's stay until the next
+# `done`, for their second reading), the candidate's own outputs, the server's private copy of them, and the
+# processes' CUDA contexts. On an H100 3x and no margin left 27_SELU's third trial without a buffer.
+SESSION_ROOM = 4
+SESSION_MARGIN = 1 << 30
 
 
 class _Entry:
@@ -147,12 +149,12 @@ class Tasks:
         return torch.cuda.mem_get_info(self.device)[0]
 
     def _room_for_session(self, entry):
-        """On a GPU, makes room for a session of `entry` (SESSION_ROOM × one trial's bytes free on the device):
+        """On a GPU, makes room for a session of `entry` (SESSION_ROOM × one trial's bytes and the margin free):
         unused tasks go first, least recently used first; then, used by this session alone, `entry`'s own kept
         trials (made on each request from then on). What a session needs beyond that is the candidate's."""
         if self.device.type != "cuda":
             return
-        need = SESSION_ROOM * entry.trial_bytes
+        need = SESSION_ROOM * entry.trial_bytes + SESSION_MARGIN
         if self._free() >= need:
             return
         with self.lock:
