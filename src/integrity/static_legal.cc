@@ -60,13 +60,15 @@ Status CheckStaticLegality(const std::filesystem::path& candidate, const std::st
   return Status::Ok();
 }
 
-void DemoteStaticCheats(LegalGate& gate) {
+void DemoteStaticCheats(LegalGate& gate, bool always) {
   const char* env = std::getenv("ANVIL_STATIC_VERDICTS");
-  if (env == nullptr || std::string_view(env) != "0") return;
+  const bool by_env = env != nullptr && std::string_view(env) == "0";
+  if (!by_env && !always) return;
   for (RuleHit& hit : gate.hits) {
     if (hit.severity != "cheat") continue;
     hit.severity = "evidence";
-    hit.message += " [a cheat; ANVIL_STATIC_VERDICTS=0 let the candidate run]";
+    hit.message += by_env ? " [a cheat; ANVIL_STATIC_VERDICTS=0 let the candidate run]"
+                          : " [a cheat; anvil's task probe runs the reference as the candidate]";
   }
   gate.ok = true;
 }

@@ -26,11 +26,12 @@ Status CheckStaticLegality(const std::filesystem::path& candidate, const std::st
                            const NativeSources& native_sources, const IncludeDirs& includes, LegalGate& gate,
                            const std::string& kernelbench_checks = "");
 
-// ANVIL_STATIC_VERDICTS=0: the gate's cheat hits are kept as evidence and the
-// candidate runs, so that the run-time layers behind them (the sandbox, the
-// traces) can be tested on candidates the static rules already catch. A no-op
+// ANVIL_STATIC_VERDICTS=0 (or `always`): the gate's cheat hits are kept as
+// evidence and the candidate runs, so that the run-time layers behind them
+// (the sandbox, the traces) can be tested on candidates the static rules
+// already catch, and a task's reference can run as its candidate. A no-op
 // otherwise.
-void DemoteStaticCheats(LegalGate& gate);
+void DemoteStaticCheats(LegalGate& gate, bool always = false);
 
 // The verdict's policy: a cheat hit of a rule it allows (Policy::Allows:
 // torch compute and vendor libraries under kernelbench) becomes evidence,

@@ -322,7 +322,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     return;
   }
   AllowByPolicy(v.policy, v.legal);
-  DemoteStaticCheats(v.legal);
+  DemoteStaticCheats(v.legal, !options_.static_verdicts);
   if (!v.run.tampered.empty()) TamperCheat(v);
   if (!v.legal.ok) {
     v.compile.native_sources = sources;
@@ -370,7 +370,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
       v.legal.hits.push_back(std::move(hit));
     }
     AllowByPolicy(v.policy, v.legal);
-    DemoteStaticCheats(v.legal);
+    DemoteStaticCheats(v.legal, !options_.static_verdicts);
   }
   if (!v.legal.ok) {
     v.status = VerdictStatus::kCheat;

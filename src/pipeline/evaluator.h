@@ -42,7 +42,10 @@ struct EvalOptions {
   int iters = 20;
   bool baseline_eager = true;
   bool baseline_compile = true;
-  Policy policy;                     // The rules verdicts are judged under (verify/policy.h).
+  Policy policy;  // The rules verdicts are judged under (verify/policy.h).
+  // False: the static rules' cheat hits are evidence and the candidate runs
+  // (as ANVIL_STATIC_VERDICTS=0; the task probe's reference needs it).
+  bool static_verdicts = true;
   std::optional<double> atol, rtol;  // Override every dtype's tolerance (and the policy's).
   RewardOptions reward;
   bool keep_work = false;                      // Keep the run folder (outputs, logs).
@@ -148,6 +151,12 @@ class Evaluator {
   // task and its honest kernel for this backend) `pass`; an error says what
   // it got instead. Perf off; through an evaluator of its own.
   Status ProbeHealth();
+  // Whether this machine can judge `task` at all: its own reference run as a
+  // kernelbench-format candidate (`ModelNew = Model`), under the
+  // kernelbench-v0.1 policy with the static rules' verdicts off, gets a
+  // verdict other than an infra_error from while it ran. Ok where the task has
+  // no Model to run. Perf off; through an evaluator of its own.
+  Status ProbeTask(const Task& task);
   Result<TorchInfo> Torch();
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).
@@ -222,6 +231,7 @@ class Evaluator {
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
   std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
+  std::unique_ptr<Evaluator> task_probe_;                   // ProbeTask's, made on first use.
   std::shared_ptr<CacheKeeper> keeper_;                     // Shared by the evaluators of this cache.
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;

@@ -2,8 +2,11 @@
 // candidate's code ran is tried again, alone among this process's
 // evaluations, after the machine proved healthy on a known-good candidate. A
 // failure that recurs with this candidate alone is taken for its doing:
-// runtime_error, `suspect_candidate`. Nothing else in anvil retries a verdict
-// (the reward service and the trainer adapters do not).
+// runtime_error, `suspect_candidate` — unless the task's own reference, run
+// as the candidate, fails so too: then the task cannot be judged on this
+// machine (too large for its device, say) and the verdict stays infra_error.
+// Nothing else in anvil retries a verdict (the reward service and the trainer
+// adapters do not).
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -11,9 +14,11 @@
 #include <string>
 
 #include "core/environment.h"
+#include "core/files.h"
 #include "pipeline/device_gate.h"
 #include "pipeline/evaluator.h"
 #include "verify/feedback.h"
+#include "verify/policy.h"
 
 namespace anvil {
 namespace fs = std::filesystem;
@@ -96,10 +101,49 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   }
   if (retryable() && v.infra_retries == options_.infra_retries) {
     errors.push_back(v.error);
-    JudgeSuspect(v, errors, options_.reward);
+    ExclusiveDeviceHold alone(JobsGate());
+    if (Status judgeable = ProbeTask(task); !judgeable.ok()) {
+      v.error += "\n[anvil] not counted as the candidate's: " + judgeable.message() +
+                 ". This machine cannot judge the task as it is (look at the error above: device memory, disk)";
+      v.feedback = MakeFeedback(v);
+    } else {
+      JudgeSuspect(v, errors, options_.reward);
+    }
   }
   v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return v;
+}
+
+Status Evaluator::ProbeTask(const Task& task) {
+  if (task.source.find("class Model") == std::string::npos) return Status::Ok();
+  auto dir = MakeTempDir("anvil-task-probe-");
+  if (!dir.ok()) return Status::MachineError("cannot make a folder for the task probe: " + dir.message());
+  const fs::path candidate = dir.value() / (task.name + "_reference.py");
+  Status written = WriteFileAtomic(
+      candidate, task.source + "\n\n# anvil's task probe: the reference as the candidate.\nModelNew = Model\n");
+  if (!written.ok()) {
+    (void)RemoveTree(dir.value());
+    return Status::MachineError("cannot write the task probe: " + written.message());
+  }
+  Evaluator* probe = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!task_probe_) {
+      EvalOptions options = options_;
+      options.perf = false;
+      options.infra_retries = 0;
+      options.format = "kernelbench";
+      options.policy = PolicyNamed("kernelbench-v0.1").value();
+      options.static_verdicts = false;
+      task_probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
+    }
+    probe = task_probe_.get();
+  }
+  const Verdict v = probe->EvaluateOnce(task, candidate, {});
+  (void)RemoveTree(dir.value());
+  if (v.status != VerdictStatus::kInfraError || !v.infra_while_candidate) return Status::Ok();
+  return Status::MachineError("the task's own reference, run as the candidate, failed inside anvil too (" +
+                              FirstLine(v.error) + ")");
 }
 
 Status Evaluator::ProbeHealth() {

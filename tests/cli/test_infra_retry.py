@@ -85,3 +85,23 @@ def test_a_python_that_cannot_run_is_the_machines_failure_and_says_what_it_said(
     v = verdicts[0]
     assert v["status"] == "infra_error" and v["reward"] is None, v
     assert v["error"].startswith("cannot ask /bin/false where torch is (exit 1)"), v["error"]
+
+
+def test_a_failure_the_tasks_own_reference_shares_stays_the_machines(tmp_path):
+    """A task this machine cannot judge at all (on a GPU: one too large for its device memory) fails every candidate
+    alike. Before the recurring failure is counted as the candidate's, the task's own reference runs as the candidate
+    (`ModelNew = Model`, the legality rules off): when it fails inside anvil too, the verdict stays infra_error, with
+    no reward, instead of every candidate's runtime_error."""
+    task = tmp_path / "too_big_here.py"
+    shutil.copy(RELU, task)
+    cand = tmp_path / "too_big_here_native.cpp"
+    shutil.copy(HONEST, cand)
+    verdicts, proc = eval_json("-t", str(task), "-c", str(cand), "-b", "cpu", "--no-perf",
+                               env={"ANVIL_INJECT_INFRA": "too_big_here"})
+    assert len(verdicts) == 1, proc.stderr
+    v = verdicts[0]
+    assert v["status"] == "infra_error" and v["reward"] is None and "suspect_candidate" not in v, v
+    assert v["infra_retries"] == 2, v
+    assert "not counted as the candidate's: the task's own reference, run as the candidate, failed inside anvil too" \
+        in v["error"], v["error"]
+    assert "ANVIL_INJECT_INFRA" in v["error"].split("not counted")[1]  # The reference's own cause, named.
