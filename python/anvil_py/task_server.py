@@ -65,6 +65,8 @@ class _Entry:
         self.path = request["task"]
         self.prepared = request["prepared"]
         self.seeds = [str(s) for s in request["seeds"]]
+        # The timing sets' seeds where the prepared folder holds no timing_K/ (made here from them instead).
+        self.timing_seeds = [str(s) for s in request.get("timing_seeds") or []]
         self.reference = bool(request.get("compare"))
         self.init_seed = int(request.get("init_seed", 42))
         self.tf32 = request.get("tf32", "off")
@@ -235,15 +237,32 @@ class Tasks:
             self.counts["made_on_request"] += 1
             return self._make(entry, k, reference)
 
+    def _timing_set(self, entry, k, reference):
+        """Timing set k made from its seed: (inputs, the reference's outputs or None), the forward right after its
+        inputs, as prepare makes a set."""
+        if k >= len(entry.timing_seeds):
+            raise TaskError("server", f"timing set {k} has no seed (the task has {len(entry.timing_seeds)})")
+        with self.task_code:
+            inputs = make_inputs(entry.get_inputs, int(entry.timing_seeds[k]), self.device)
+            if not reference or entry.model is None:
+                return inputs, None
+            set_tf32(entry.tf32)
+            with torch.no_grad():
+                return inputs, output_tensors(call_stage("forward", entry.model, *inputs))
+
     def timed_sets(self, entry, source, count):
-        """The timed calls' first `count` input sets: the prepared task's timing sets ("timing": read once from its
-        folder, which no candidate may read, here in trusted code), or its first trials' inputs ("trials"); kept
-        with the task."""
+        """The timed calls' first `count` input sets: the prepared task's timing sets ("timing": made from their
+        seeds, or read once from its folder, which no candidate may read, here in trusted code), or its first
+        trials' inputs ("trials"); kept with the task."""
         with entry.sets_lock:
             if entry.sets is None or entry.sets[0] != source or len(entry.sets[1]) < count:
                 if source == "timing":
-                    made = [[v for _, v in tensor_io.read_dir(
-                        os.path.join(entry.prepared, f"timing_{k}", "inputs"), self.device)] for k in range(count)]
+                    if entry.timing_seeds:
+                        made = [self._timing_set(entry, k, reference=False)[0] for k in range(count)]
+                    else:
+                        made = [[v for _, v in tensor_io.read_dir(
+                            os.path.join(entry.prepared, f"timing_{k}", "inputs"), self.device)]
+                            for k in range(count)]
                     with self.lock:
                         entry.bytes += sum(_nbytes(m) for m in made)
                 else:
@@ -256,7 +275,11 @@ class Tasks:
         trial k's; kept with the task."""
         with entry.sets_lock:
             if (source, k) not in entry.set_expected:
-                if source == "timing":
+                if source == "timing" and entry.timing_seeds:
+                    made = self._timing_set(entry, k, reference=True)[1]
+                    with self.lock:
+                        entry.bytes += _nbytes(made)
+                elif source == "timing":
                     made = [v for _, v in tensor_io.read_dir(
                         os.path.join(entry.prepared, f"timing_{k}", "expected"), self.device)]
                     with self.lock:

@@ -136,12 +136,16 @@ def prepare(args):
     streamed = False
     guard = json.loads(args.guard) if args.guard else None
     guards, trial0_inputs = [], None
+    # Without trial files (the task server makes every trial and timing set again from its seed, on the device),
+    # no tensor of a trial or a timing set is written: the trials still run here, for the spec and the guard.
+    files = not args.no_trial_files
     with torch.no_grad():
         for k, seed in enumerate(seeds):
             inputs = make_inputs(get_inputs, seed, device)
             trial_dir = os.path.join(args.out, f"trial_{k}")
-            tensor_io.write_dir(os.path.join(trial_dir, "inputs"),
-                                [(f"in{i}", v) for i, v in enumerate(inputs)])
+            if files:
+                tensor_io.write_dir(os.path.join(trial_dir, "inputs"),
+                                    [(f"in{i}", v) for i, v in enumerate(inputs)])
             trace = _OpTrace() if k == 0 else None
             if trace:
                 with trace:
@@ -149,8 +153,9 @@ def prepare(args):
             else:
                 result = call_stage("forward", model, *inputs)
             outputs = output_tensors(result)
-            tensor_io.write_dir(os.path.join(trial_dir, "expected"),
-                                [(f"out{i}", o) for i, o in enumerate(outputs)])
+            if files:
+                tensor_io.write_dir(os.path.join(trial_dir, "expected"),
+                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
             if guard is not None:
                 if k == 0:
                     guards = trivial_guard.guards_for(outputs, guard["tolerance"], guard["nan_equal"])
@@ -161,9 +166,12 @@ def prepare(args):
                 spec = _spec(args, model, init_inputs, inputs, outputs, trace.ops)
                 trial_bytes = sum(t.numel() * t.element_size() for t in list(inputs) + outputs
                                   if isinstance(t, torch.Tensor))
+                spec["trial_bytes"] = trial_bytes
+                if not files:
+                    spec["trial_files"] = False
                 if args.max_trial_bytes and trial_bytes > args.max_trial_bytes and len(seeds) > 1:
                     # Too big to keep every trial on disk: the engine makes each trial when it needs it.
-                    shutil.rmtree(trial_dir)
+                    shutil.rmtree(trial_dir, ignore_errors=not files)
                     spec["streamed"] = {"trial_bytes": trial_bytes}
                     with open(os.path.join(args.out, "seeds.json"), "w") as f:
                         json.dump(seeds, f)
@@ -173,7 +181,7 @@ def prepare(args):
         if spec is not None and not streamed and timing_seeds:
             # The timed calls' own input sets (catalog B2): values no trial had, each with its reference outputs.
             count = timing_set_count(len(timing_seeds), trial_bytes, args.max_timing_bytes)
-            for k, seed in enumerate(timing_seeds[:count]):
+            for k, seed in enumerate(timing_seeds[:count] if files else []):
                 inputs = make_inputs(get_inputs, seed, device)
                 timing_dir = os.path.join(args.out, f"timing_{k}")
                 tensor_io.write_dir(os.path.join(timing_dir, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
@@ -339,8 +347,11 @@ def baseline(args):
     trial_0 = os.path.join(args.prepared, "trial_0", "inputs")
     if os.path.isdir(trial_0):
         inputs = [v for _, v in tensor_io.read_dir(trial_0, device)]
-    else:  # Streamed task: no trial data on disk; make trial 0's inputs from its seed.
-        with open(os.path.join(args.prepared, "seeds.json")) as f:
+    else:  # No trial data on disk (streamed, or made by the task server): trial 0's inputs from its seed.
+        seeds = os.path.join(args.prepared, "seeds.json")
+        if not os.path.exists(seeds):
+            seeds = os.path.join(args.prepared, "kept_seeds.json")
+        with open(seeds) as f:
             inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
     result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None}
     fn = model
@@ -423,6 +434,8 @@ def main(argv=None):
                    help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,
                    help="above this many bytes per trial, keep no trial data (streamed mode)")
+    p.add_argument("--no-trial-files", action="store_true",
+                   help="write no trial's or timing set's tensors (the task server makes them from their seeds)")
     p.add_argument("--guard", default="",
                    help='the trivial-output guard: JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}')
     p.add_argument("--guard-seeds", default="", help="secret seeds of the guard's extra input sets")

@@ -20,6 +20,32 @@ constexpr int kTaskErrorExit = 3;
 constexpr int kNoSpaceExit = 4;  // The worker's own write found the disk full (python/anvil_py/task_worker.py).
 // A cached task's secret trial seeds, in order (never readable by a candidate: not on its allowlist).
 constexpr const char* kTrialSeedsFile = "kept_seeds.json";
+// Those of its timing sets, one per set, where the folder holds no timing_K/ (PrepareOptions::trial_files).
+constexpr const char* kTimingSeedsFile = "kept_timing_seeds.json";
+
+// The seeds of a kept seeds file (a JSON array of strings); none when it is missing or malformed.
+std::vector<std::string> KeptSeeds(const fs::path& file) {
+  std::vector<std::string> seeds;
+  auto text = ReadFile(file);
+  nlohmann::json kept = text.ok() ? nlohmann::json::parse(text.value(), nullptr, false) : nlohmann::json();
+  if (!kept.is_array()) return seeds;
+  for (const auto& s : kept) {
+    if (s.is_string()) seeds.push_back(s.get<std::string>());
+  }
+  return seeds;
+}
+
+// A comma-separated list of seeds as a JSON array of strings, the first `limit` (-1: all).
+nlohmann::json SeedList(const std::string& joined, int limit = -1) {
+  nlohmann::json seeds = nlohmann::json::array();
+  for (std::size_t at = 0, next; at <= joined.size(); at = next + 1) {
+    next = joined.find(',', at);
+    if (next == std::string::npos) next = joined.size();
+    if (next > at && (limit < 0 || static_cast<int>(seeds.size()) < limit))
+      seeds.push_back(joined.substr(at, next - at));
+  }
+  return seeds;
+}
 
 bool NoSpace(const std::error_code& ec) { return ec == std::errc::no_space_on_device || ec.value() == EDQUOT; }
 
@@ -68,6 +94,12 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
   if (parsed.is_object()) prepared.timing_sets = parsed.value("timing_sets", 0);
+  if (parsed.is_object() && !parsed.value("trial_files", true)) {
+    prepared.trial_files = false;
+    prepared.trial_bytes = parsed.value("trial_bytes", int64_t{0});
+    prepared.timing_seeds = KeptSeeds(prepared.dir / kTimingSeedsFile);
+    if (static_cast<int>(prepared.timing_seeds.size()) != prepared.timing_sets) prepared.timing_seeds.clear();
+  }
   if (parsed.is_object() && parsed.contains("held_out") && parsed["held_out"].is_array()) {
     for (const auto& set : parsed["held_out"]) {
       std::string text;
@@ -91,14 +123,8 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   auto text = ReadFile(prepared.dir / "seeds.json");
   if (!text.ok()) {
     // A cached task's trial seeds (for the task server); none in folders prepared before they were kept.
-    auto kept_text = ReadFile(prepared.dir / kTrialSeedsFile);
-    nlohmann::json kept = kept_text.ok() ? nlohmann::json::parse(kept_text.value(), nullptr, false) : nlohmann::json();
-    if (kept.is_array()) {
-      for (const auto& s : kept) {
-        if (s.is_string()) prepared.seeds.push_back(s.get<std::string>());
-      }
-      if (static_cast<int>(prepared.seeds.size()) != prepared.trials) prepared.seeds.clear();
-    }
+    prepared.seeds = KeptSeeds(prepared.dir / kTrialSeedsFile);
+    if (static_cast<int>(prepared.seeds.size()) != prepared.trials) prepared.seeds.clear();
     return prepared;
   }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
@@ -126,15 +152,22 @@ fs::path PreparedTaskLockPath(const fs::path& dir) { return dir.parent_path() / 
 Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const std::string& torch_version,
                                  const PrepareOptions& options) {
   // Baseline times live in the prepared folder: the device model is part of the key.
-  std::string key =
-      Sha256Hex(task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version + "|" +
-                std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
-                std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) + "|" +
-                std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion) + "|" +
-                options.policy + "|" + options.guard + (task.held_out_json.empty() ? "" : "|" + task.held_out_json));
+  const std::string base = task.sha256 + "|" + backend.name() + "|" + backend.DeviceModel() + "|" + torch_version +
+                           "|" + std::to_string(options.trials) + "|" + std::to_string(options.init_seed) + "|" +
+                           std::to_string(options.max_trial_bytes) + "|" + std::to_string(options.timing_sets) + "|" +
+                           std::to_string(options.max_timing_bytes) + "|" + std::to_string(kProtocolVersion) + "|" +
+                           options.policy + "|" + options.guard +
+                           (task.held_out_json.empty() ? "" : "|" + task.held_out_json);
   fs::path root = options.cache_dir / "tasks";
-  fs::path dir = root / (task.name + "-" + key.substr(0, 16));
+  auto folder = [&](bool trial_files) {
+    return root / (task.name + "-" + Sha256Hex(base + (trial_files ? "" : "|no-trial-files")).substr(0, 16));
+  };
+  // Without trial files (for the task server) a folder with them serves as well (the server makes the trials from
+  // the seeds kept beside them): the files' evaluations and the server's then judge with the same secret seeds.
+  // The other way round a folder without them would not: it has its own key.
+  fs::path dir = folder(true);
   std::error_code ec;
+  if (!options.trial_files && !fs::exists(dir / "spec.json", ec)) dir = folder(false);
   fs::create_directories(root, ec);
   if (NoSpace(ec)) return NoSpaceError(task, root, ec.message());
   if (ec) return Status::Error("cannot create cache folder " + root.string() + ": " + ec.message());
@@ -155,12 +188,14 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (!tmp.ok()) return Status::MachineError(tmp.message());
   fs::path work = tmp.value() / "prepared";
   const std::string trial_seeds = SecretSeeds(options.trials);
+  const std::string timing_seeds = SecretSeeds(options.timing_sets);
   ProcessSpec spec = PythonWorkerSpec(
       "task_worker", {"prepare", "--task", task.path.string(), "--out", work.string(), "--device",
                       backend.TorchDevice(), "--seeds", trial_seeds, "--init-seed", std::to_string(options.init_seed),
-                      "--max-trial-bytes", std::to_string(options.max_trial_bytes), "--timing-seeds",
-                      SecretSeeds(options.timing_sets), "--max-timing-bytes", std::to_string(options.max_timing_bytes),
-                      "--held-out-seeds", task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
+                      "--max-trial-bytes", std::to_string(options.max_trial_bytes), "--timing-seeds", timing_seeds,
+                      "--max-timing-bytes", std::to_string(options.max_timing_bytes), "--held-out-seeds",
+                      task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
+  if (!options.trial_files) spec.argv.push_back("--no-trial-files");
   if (!task.held_out_json.empty()) {
     spec.argv.push_back("--held-out");
     spec.argv.push_back(task.held_out_json);
@@ -192,14 +227,16 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     return Status::Error(msg);
   }
   if (!fs::exists(work / "seeds.json", ec)) {
-    // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data").
-    nlohmann::json seeds = nlohmann::json::array();
-    for (std::size_t at = 0, next; at <= trial_seeds.size(); at = next + 1) {
-      next = trial_seeds.find(',', at);
-      if (next == std::string::npos) next = trial_seeds.size();
-      if (next > at) seeds.push_back(trial_seeds.substr(at, next - at));
+    // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data"),
+    // and, where no timing set was written, the timing sets' too.
+    Status s = WriteFileAtomic(work / kTrialSeedsFile, SeedList(trial_seeds).dump());
+    if (s.ok() && !options.trial_files) {
+      auto written = ReadFile(work / "spec.json");
+      nlohmann::json j = written.ok() ? nlohmann::json::parse(written.value(), nullptr, false) : nlohmann::json();
+      const int sets = j.is_object() ? j.value("timing_sets", 0) : 0;
+      s = WriteFileAtomic(work / kTimingSeedsFile, SeedList(timing_seeds, sets).dump());
     }
-    if (Status s = WriteFileAtomic(work / kTrialSeedsFile, seeds.dump()); !s.ok()) {
+    if (!s.ok()) {
       (void)RemoveTree(tmp.value());
       return Status::MachineError("task " + task.name + ": " + s.message());
     }

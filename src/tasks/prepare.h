@@ -54,6 +54,12 @@ struct PrepareOptions {
   // The trivial-output guard's tolerances (python/anvil_py/trivial_guard.py):
   // JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}; "" for none.
   std::string guard;
+  // False (the task server serves the trials): no trial's or timing set's
+  // tensors are written; their seeds are kept instead (PreparedTask::seeds,
+  // timing_seeds), in a folder of its own key. A folder with trial files of
+  // the same options is used instead where one exists (the server serves
+  // from it as well).
+  bool trial_files = true;
 };
 
 struct PreparedTask {
@@ -69,6 +75,11 @@ struct PreparedTask {
   // timing_K/{inputs,expected} for K < timing_sets (0: none; the timed calls
   // then use the trials' input sets).
   int timing_sets = 0;
+  // False: the folder holds no trial_K/ or timing_K/ (PrepareOptions::
+  // trial_files); the task server makes them from `seeds` and `timing_seeds`
+  // (one per timing set).
+  bool trial_files = true;
+  std::vector<std::string> timing_seeds;
   // held_out_K/{inputs,expected} (catalog C1; Task::held_out_json): what each
   // set changed, e.g. "batch_size=5". None for streamed tasks.
   std::vector<std::string> held_out;

@@ -144,6 +144,8 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
   if (sets != nullptr && sets->count > 0) {
     request["sets"] = {{"from", sets->from}, {"count", sets->count}, {"write", sets->write}};
   }
+  // Where no timing set is on the disk the server makes each from its seed.
+  if (!prepared.timing_seeds.empty()) request["timing_seeds"] = prepared.timing_seeds;
   auto reply = Ask(request, {pair[1]});
   close(pair[1]);
   if (!reply.ok() || !reply.value().value("ok", false)) {

@@ -80,14 +80,17 @@ def get_init_inputs():
 
 def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(small_disk, tmp_path):
     """Above the floor when the job starts, the disk fills while the task worker writes the trials (5 x 16 MiB into
-    40 MiB): an infra_error verdict naming the disk, not `anvil eval` exiting 2 ("the task worker failed"), and
-    nothing of the half-made task left behind. With room again the same task is prepared and judged."""
+    40 MiB; with `--trial-data files`, the one way they are written): an infra_error verdict naming the disk, not
+    `anvil eval` exiting 2 ("the task worker failed"), and nothing of the half-made task left behind. With the task
+    server (the default) no trial is written, and the same disk judges the task. With room again the files' way
+    prepares and judges it too."""
     task = tmp_path / "big_relu.py"
     task.write_text(BIG_RELU)
     cache, scratch = small_disk / "cache", small_disk / "tmp"
     scratch.mkdir()
     env = {"TMPDIR": str(scratch)}
-    args = ["eval", "--json", "-q", "-t", str(task), "-c", HONEST, "-b", "cpu", "--no-perf", "--cache-dir", str(cache)]
+    args = ["eval", "--json", "-q", "-t", str(task), "-c", HONEST, "-b", "cpu", "--no-perf", "--cache-dir", str(cache),
+            "--trial-data", "files"]
     # The candidate is built first (the relu task, room to spare), so only the preparation meets the full disk.
     assert judge(cache)[0]["status"] == "pass"
     filler = small_disk / "filler"
@@ -102,6 +105,9 @@ def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(sm
     assert "ran out of room while anvil prepared the task" in v["error"] and str(scratch) in v["error"], v["error"]
     assert v["reward"] is None and "infra_retries" not in v
     assert not list(scratch.glob("anvil-*")), list(scratch.iterdir())  # The half-made task went.
+    proc = run_anvil(*args[:-2], env=env)
+    v = json.loads(proc.stdout)
+    assert v["status"] == "pass" and v["gates"]["run"]["trial_data"] == "server", v["feedback"] + proc.stderr
     os.remove(filler)
     proc = run_anvil(*args, env=env)
     v = json.loads(proc.stdout)

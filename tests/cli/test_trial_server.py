@@ -1,7 +1,9 @@
 """--trial-data server (issue 38, step 1): the trials' inputs come from anvil's task server as memfds, with the
 verdicts the files give; a candidate that plays with the channel gets nothing and fails as itself."""
 
-from conftest import EXAMPLES, eval_json
+import json
+
+from conftest import EXAMPLES, eval_json, run_anvil
 
 RELU = EXAMPLES / "tasks" / "relu.py"
 CANDIDATES = EXAMPLES / "candidates" / "relu"
@@ -331,3 +333,38 @@ class ModelNew''', 1))
     assert files["reader_kb.py"]["status"] == "runtime_error", files["reader_kb.py"]["feedback"]
     assert "read trial_0 timing_0 held_out_0" in files["reader_kb.py"]["feedback"]
     assert server["reader_kb.py"]["status"] == "pass", server["reader_kb.py"]["feedback"]
+
+
+def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
+    """With the task server (the default) prepare writes no trial's or timing set's tensors, only their secret seeds:
+    the server makes each trial and timing set from its seed (the reference's outputs too, for a recheck). Judged
+    through files, the task gets a folder of its own with the tensors, which the server then uses as well: the same
+    seeds, the same comparisons."""
+    cache = tmp_path / "cache"
+
+    def judge(candidate, *flags):
+        proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "-t", str(RELU), "-c",
+                         str(CANDIDATES / candidate), "--iters", "6", "--baselines", "none", *flags)
+        assert proc.stdout.strip(), proc.stderr
+        return json.loads(proc.stdout)
+
+    def folders():
+        return sorted(p for p in (cache / "tasks").iterdir() if p.is_dir())
+
+    v = judge("pass_native.cpp")
+    assert v["status"] == "pass", v["feedback"]
+    perf = v["gates"]["perf"]
+    assert perf["timing_sets"] == 6 and perf["timed_inputs"] == "written_after_ready", perf
+    assert perf["rechecked"] == [0, 1, 2, 3, 4, 5], perf  # Each timing set's outputs against the server's reference.
+    (served,) = folders()
+    assert not [p.name for p in served.iterdir() if p.name.startswith(("trial_", "timing_"))]
+    assert len(json.loads((served / "kept_timing_seeds.json").read_text())) == 6
+    assert len(json.loads((served / "kept_seeds.json").read_text())) == 5
+    by_files = judge("wrong_answer_native.cpp", "--trial-data", "files")
+    assert by_files["status"] == "wrong_answer"
+    (with_files,) = [f for f in folders() if f != served]
+    assert (with_files / "trial_0" / "inputs").is_dir() and (with_files / "timing_0" / "inputs").is_dir()
+    by_server = judge("wrong_answer_native.cpp")
+    assert by_server["gates"]["run"]["trial_data"] == "server"
+    assert details(by_server) == details(by_files)  # The folder with files, its seeds: the same trials.
+    assert len(folders()) == 2
