@@ -157,6 +157,9 @@ class Evaluator {
   // verdict other than an infra_error from while it ran. Ok where the task has
   // no Model to run. Perf off; through an evaluator of its own.
   Status ProbeTask(const Task& task);
+  // The probes' evaluator in `slot`, made on first use: this one's options,
+  // perf and retries off, then `adjust`ed.
+  Evaluator* ProbeEvaluator(std::unique_ptr<Evaluator>& slot, const std::function<void(EvalOptions&)>& adjust);
   Result<TorchInfo> Torch();
   // Sandbox layers to leave out on this machine (probed once; see
   // integrity/candidate_sandbox.h).

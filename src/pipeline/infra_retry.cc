@@ -114,6 +114,19 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
   return v;
 }
 
+Evaluator* Evaluator::ProbeEvaluator(std::unique_ptr<Evaluator>& slot,
+                                     const std::function<void(EvalOptions&)>& adjust) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!slot) {
+    EvalOptions options = options_;
+    options.perf = false;
+    options.infra_retries = 0;
+    adjust(options);
+    slot = std::make_unique<Evaluator>(backend_, options, gate_);
+  }
+  return slot.get();
+}
+
 Status Evaluator::ProbeTask(const Task& task) {
   if (task.source.find("class Model") == std::string::npos) return Status::Ok();
   auto dir = MakeTempDir("anvil-task-probe-");
@@ -125,20 +138,11 @@ Status Evaluator::ProbeTask(const Task& task) {
     (void)RemoveTree(dir.value());
     return Status::MachineError("cannot write the task probe: " + written.message());
   }
-  Evaluator* probe = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!task_probe_) {
-      EvalOptions options = options_;
-      options.perf = false;
-      options.infra_retries = 0;
-      options.format = "kernelbench";
-      options.policy = PolicyNamed("kernelbench-v0.1").value();
-      options.static_verdicts = false;
-      task_probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
-    }
-    probe = task_probe_.get();
-  }
+  Evaluator* probe = ProbeEvaluator(task_probe_, [](EvalOptions& options) {
+    options.format = "kernelbench";
+    options.policy = PolicyNamed("kernelbench-v0.1").value();
+    options.static_verdicts = false;
+  });
   const Verdict v = probe->EvaluateOnce(task, candidate, {});
   (void)RemoveTree(dir.value());
   if (v.status != VerdictStatus::kInfraError || !v.infra_while_candidate) return Status::Ok();
@@ -160,18 +164,7 @@ Status Evaluator::ProbeHealth() {
   }
   auto task = LoadTask(SourceDir() / "examples" / "tasks" / "relu.py");
   if (!task.ok()) return task.status();
-  Evaluator* probe = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!probe_) {
-      EvalOptions options = options_;
-      options.perf = false;
-      options.infra_retries = 0;
-      options.format = "";
-      probe_ = std::make_unique<Evaluator>(backend_, options, gate_);
-    }
-    probe = probe_.get();
-  }
+  Evaluator* probe = ProbeEvaluator(probe_, [](EvalOptions& options) { options.format = ""; });
   const Verdict v = probe->EvaluateOnce(task.value(), candidate, {});
   if (v.status == VerdictStatus::kPass) return Status::Ok();
   return Status::Error("the bundled relu " + candidate.filename().string() + " was judged " + StatusName(v.status) +
