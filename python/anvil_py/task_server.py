@@ -217,10 +217,11 @@ class Tasks:
                 self.counts["evictions"] += 1
         return self.kept_bytes() + entry.bytes <= self.budget
 
-    def _make(self, entry, k, reference=True):
-        """(inputs, expected outputs or None) of trial k: the reference's forward right after its inputs, as
-        prepare ran it (a forward that draws random numbers draws the same ones)."""
-        inputs = make_inputs(entry.get_inputs, int(entry.seeds[k]), self.device)
+    def _make(self, entry, k, reference=True, seeds=None):
+        """(inputs, expected outputs or None) of trial k (of timing set k with the timing sets' `seeds`): the
+        reference's forward right after its inputs, as prepare ran it (a forward that draws random numbers draws
+        the same ones)."""
+        inputs = make_inputs(entry.get_inputs, int((seeds or entry.seeds)[k]), self.device)
         if entry.model is None or not reference:
             return inputs, None
         set_tf32(entry.tf32)
@@ -238,17 +239,11 @@ class Tasks:
             return self._make(entry, k, reference)
 
     def _timing_set(self, entry, k, reference):
-        """Timing set k made from its seed: (inputs, the reference's outputs or None), the forward right after its
-        inputs, as prepare makes a set."""
+        """Timing set k made from its seed: (inputs, the reference's outputs or None)."""
         if k >= len(entry.timing_seeds):
             raise TaskError("server", f"timing set {k} has no seed (the task has {len(entry.timing_seeds)})")
         with self.task_code:
-            inputs = make_inputs(entry.get_inputs, int(entry.timing_seeds[k]), self.device)
-            if not reference or entry.model is None:
-                return inputs, None
-            set_tf32(entry.tf32)
-            with torch.no_grad():
-                return inputs, output_tensors(call_stage("forward", entry.model, *inputs))
+            return self._make(entry, k, reference, entry.timing_seeds)
 
     def timed_sets(self, entry, source, count):
         """The timed calls' first `count` input sets: the prepared task's timing sets ("timing": made from their

@@ -171,7 +171,8 @@ def prepare(args):
                     spec["trial_files"] = False
                 if args.max_trial_bytes and trial_bytes > args.max_trial_bytes and len(seeds) > 1:
                     # Too big to keep every trial on disk: the engine makes each trial when it needs it.
-                    shutil.rmtree(trial_dir, ignore_errors=not files)
+                    if files:
+                        shutil.rmtree(trial_dir)
                     spec["streamed"] = {"trial_bytes": trial_bytes}
                     with open(os.path.join(args.out, "seeds.json"), "w") as f:
                         json.dump(seeds, f)

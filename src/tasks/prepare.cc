@@ -226,13 +226,18 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     (void)RemoveTree(tmp.value());
     return Status::Error(msg);
   }
+  // The spec, read once: for the timing seeds kept below and for the caller.
+  auto spec_text = ReadFile(work / "spec.json");
+  if (!spec_text.ok()) {
+    (void)RemoveTree(tmp.value());
+    return spec_text.status();
+  }
   if (!fs::exists(work / "seeds.json", ec)) {
     // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data"),
     // and, where no timing set was written, the timing sets' too.
     Status s = WriteFileAtomic(work / kTrialSeedsFile, SeedList(trial_seeds).dump());
     if (s.ok() && !options.trial_files) {
-      auto written = ReadFile(work / "spec.json");
-      nlohmann::json j = written.ok() ? nlohmann::json::parse(written.value(), nullptr, false) : nlohmann::json();
+      const nlohmann::json j = nlohmann::json::parse(spec_text.value(), nullptr, false);
       const int sets = j.is_object() ? j.value("timing_sets", 0) : 0;
       s = WriteFileAtomic(work / kTimingSeedsFile, SeedList(timing_seeds, sets).dump());
     }
@@ -255,8 +260,6 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   (void)RemoveTree(tmp.value());
   if (NoSpace(ec)) return NoSpaceError(task, dir.parent_path(), "publishing it: " + ec.message());
   if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
-  auto spec_text = ReadFile(dir / "spec.json");
-  if (!spec_text.ok()) return spec_text.status();
   prepared.spec_json = std::move(spec_text).value();
   prepared.seconds = r.value().wall_seconds;
   prepared.in_use = HoldInUse(dir);
