@@ -8,8 +8,10 @@
 # Carried (gitignored): .carry/ (this build, stripped, its libanvil_*.so, .carry/lib), .kb/ (../shared/kernelbench's
 # level folders).
 #   run(command="bash bench/scripts/fs_target_gpu.sh", carry=[".carry", ".kb", ".gpu-done"])
-# Env: OUT (results; default bench-out), LIMIT (seconds for the watched verdicts, 480), ANVIL_BIN (.carry/anvil).
+# Env: OUT (results; default bench-out), LIMIT (seconds from the script's start after which no verdict starts, 420;
+# each verdict is cut at 570 s from the start, under the device tool's 600), ANVIL_BIN (.carry/anvil).
 set -u
+start=$(date +%s)
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
@@ -37,12 +39,14 @@ for f in "${candidates[@]}"; do
   while [ "$(jobs -r | wc -l)" -ge "$(nproc)" ]; do sleep 0.2; done
 done
 wait
-start=$(date +%s)
+echo "builds done at $(( $(date +%s) - start )) s"
 for f in "${candidates[@]}"; do
   name=$(basename "$f" .py)
   if [ -f ".gpu-done/fs_$name.json" ]; then cp ".gpu-done/fs_$name.json" ".gpu-done/v_$name.json" "$OUT/" 2>/dev/null; continue; fi
-  if [ $(( $(date +%s) - start )) -gt "${LIMIT:-480}" ]; then echo "out of time before $name"; break; fi
-  timeout 300 python3 bench/scripts/fs_watch.py --path "$CACHE" --json "$OUT/fs_$name.json" -- \
+  elapsed=$(( $(date +%s) - start ))
+  if [ "$elapsed" -gt "${LIMIT:-420}" ]; then echo "out of time before $name"; break; fi
+  left=$(( 570 - elapsed )); [ "$left" -gt 300 ] && left=300
+  timeout "$left" python3 bench/scripts/fs_watch.py --path "$CACHE" --json "$OUT/fs_$name.json" -- \
     "$A" eval --backend cuda --cache-dir "$CACHE" --json -q -t "$(task_of "$f")" -c "$f" --trials 3 --iters 10 \
     --baselines eager > "$OUT/v_$name.json" 2> "$OUT/err_$name.txt"
 done
