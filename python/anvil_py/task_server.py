@@ -25,6 +25,7 @@ from anvil_py import tensor_io, trial_channel
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
+from anvil_py.device_work import WorkClock
 from anvil_py.task_worker import make_inputs, output_tensors, reference_model, set_tf32
 from anvil_py.timing import recheck_points, recheck_sample
 from anvil_py.trial_channel import ChannelClosed, ChannelError
@@ -321,8 +322,9 @@ _FLOAT_FIELDS = ("expected_at_first", "actual_at_first", "max_abs_error", "max_r
 
 
 class _Session:
-    def __init__(self, sid, sock, request):
+    def __init__(self, sid, sock, request, device):
         self.id, self.sock, self.request = sid, sock, request
+        self.work = WorkClock(device)  # The device's work for this session (its report's "work_ms").
         self.served = []
         self.error = ""          # The server's own failure: anvil's, never the candidate's.
         self.candidate_error = ""  # The candidate broke the protocol.
@@ -361,7 +363,7 @@ class _Session:
                     "results": [dict(self.results[k], trial=k) for k in sorted(self.results)],
                     "held_out": [dict(self.held_results[k], trial=k) for k in sorted(self.held_results)],
                     "rechecks": [dict(self.recheck_results[k], trial=k) for k in sorted(self.recheck_results)],
-                    "after_return": list(self.after_return)}
+                    "after_return": list(self.after_return), "work_ms": self.work.ms()}
 
 
 _SENT_NOTHING = object()
@@ -475,7 +477,7 @@ class Server:
                 self.reply({"id": request.get("id"), "error": f"unknown request {op!r}"})
 
     def open(self, request, fd):
-        session = _Session(request.get("id"), socket.socket(fileno=fd), request)
+        session = _Session(request.get("id"), socket.socket(fileno=fd), request, self.device)
         self.sessions[session.id] = session
         session.thread = threading.Thread(target=self.run_session, args=(session, request), daemon=True)
         session.thread.start()
@@ -626,7 +628,8 @@ class Server:
         """Trial k's inputs (and, when the session compares, buffers for its outputs); for the timed calls, fresh
         copies of its inputs alone (a task without timing sets of its own). False when the session ends."""
         try:
-            inputs, expected = self.tasks.trial(entry, k, reference=not timing)
+            with session.work.piece():
+                inputs, expected = self.tasks.trial(entry, k, reference=not timing)
             if entry.trials is None and not timing:
                 session.made[k] = expected  # Made for this request: kept until compared.
         except BaseException as e:  # noqa: BLE001 - the server's failure
@@ -648,7 +651,8 @@ class Server:
         """Held-out set k's inputs and buffers for its outputs (a comparing session of a task with held-out sets).
         False when the session ends."""
         try:
-            inputs, expected = self.tasks.held_out(entry, k)
+            with session.work.piece():
+                inputs, expected = self.tasks.held_out(entry, k)
         except BaseException as e:  # noqa: BLE001 - the server's failure
             _make_failed(session, f"reading held-out set {k}", e)
             return False
@@ -666,7 +670,8 @@ class Server:
         False when the session ends."""
         spec = session.sets_spec
         try:
-            expected = self.tasks.timed_set_expected(entry, spec["from"], k)
+            with session.work.piece():
+                expected = self.tasks.timed_set_expected(entry, spec["from"], k)
             points = [recheck_points(o.numel(), session.recheck_seed, k, i) for i, o in enumerate(expected)]
             shapes = [list(o.shape) if p is None else [len(p)] for o, p in zip(expected, points)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
@@ -701,7 +706,8 @@ class Server:
         when the session ends."""
         spec = session.sets_spec
         try:
-            values = self.tasks.timed_sets(entry, spec["from"], spec["count"])[k % spec["count"]]
+            with session.work.piece():
+                values = self.tasks.timed_sets(entry, spec["from"], spec["count"])[k % spec["count"]]
             named = [(f"in{i}", v) for i, v in enumerate(values)]
         except BaseException as e:  # noqa: BLE001 - the server's failure
             _make_failed(session, f"making the inputs of timed call {k}" if call else f"making timed set {k}", e)
@@ -735,8 +741,9 @@ class Server:
         if targets is None:
             return {"candidate_error": f"the worker did not take the buffers of timed call {k!r} before it"}
         try:
-            for buffer, value in targets:
-                buffer.copy_(value)
+            with session.work.piece():
+                for buffer, value in targets:
+                    buffer.copy_(value)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)  # Written before `go` (anvil asks this on the cpu backend only).
         except BaseException as e:  # noqa: BLE001 - the server's failure
@@ -751,39 +758,40 @@ class Server:
         buffers = session.buffers.pop((kind, k))
         drawn = []
         result = {"problem": "", "outputs": []}
-        try:
-            if message.get("problem"):
-                # The worker found the outputs' count, shape or dtype other than the reference's.
-                result["problem"] = message["problem"][:500]
-            else:
-                if kind == "held_out":
-                    expected = self.tasks.held_out(entry, k)[1]
-                elif kind == "recheck":
-                    expected = self.tasks.timed_set_expected(entry, session.sets_spec["from"], k)
-                    expected = [o if p is None else o.reshape(-1)[torch.from_numpy(p).to(o.device)]
-                                for o, p in zip(expected, session.recheck_sent[k])]
+        with session.work.piece():
+            try:
+                if message.get("problem"):
+                    # The worker found the outputs' count, shape or dtype other than the reference's.
+                    result["problem"] = message["problem"][:500]
                 else:
-                    expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
-                for (name, buffer), want in zip(buffers, expected):
-                    private = buffer.clone()
-                    atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
-                    r = compare_tensors(want, private.to(want.device), atol, rtol, nan_equal)
-                    r.update(name=name, dtype=tensor_io.dtype_name(want.dtype), atol=atol, rtol=rtol)
-                    for key in _FLOAT_FIELDS:
-                        r[key] = json_number(r[key])
-                    result["outputs"].append(r)
-                    if not r["ok"] and not result["problem"]:
-                        result["problem"] = r["problem"]
-                    if buffer.numel():
-                        points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
-                                               device=buffer.device)
-                        drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
-                    del private
-        except BaseException as e:  # noqa: BLE001 - the server's failure
-            _make_failed(session, f"comparing {_what(kind, k)}", e)
-            return False
-        finally:
-            buffers.clear()
+                    if kind == "held_out":
+                        expected = self.tasks.held_out(entry, k)[1]
+                    elif kind == "recheck":
+                        expected = self.tasks.timed_set_expected(entry, session.sets_spec["from"], k)
+                        expected = [o if p is None else o.reshape(-1)[torch.from_numpy(p).to(o.device)]
+                                    for o, p in zip(expected, session.recheck_sent[k])]
+                    else:
+                        expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
+                    for (name, buffer), want in zip(buffers, expected):
+                        private = buffer.clone()
+                        atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
+                        r = compare_tensors(want, private.to(want.device), atol, rtol, nan_equal)
+                        r.update(name=name, dtype=tensor_io.dtype_name(want.dtype), atol=atol, rtol=rtol)
+                        for key in _FLOAT_FIELDS:
+                            r[key] = json_number(r[key])
+                        result["outputs"].append(r)
+                        if not r["ok"] and not result["problem"]:
+                            result["problem"] = r["problem"]
+                        if buffer.numel():
+                            points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
+                                                   device=buffer.device)
+                            drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
+                        del private
+            except BaseException as e:  # noqa: BLE001 - the server's failure
+                _make_failed(session, f"comparing {_what(kind, k)}", e)
+                return False
+            finally:
+                buffers.clear()
         # Read again now, and once more at the next `done` or the close (then unmapped here; the candidate's own
         # mapping keeps its pages until it lets go).
         session.recheck = None if _read_again(session, _what(kind, k), drawn) else (_what(kind, k), drawn)

@@ -18,6 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io, trivial_guard
+from anvil_py.device_work import WorkClock
 from anvil_py.task_loader import TaskError, call_stage, load_task
 from anvil_py.timing import Timer
 
@@ -139,19 +140,22 @@ def prepare(args):
     # Without trial files (the task server makes every trial and timing set again from its seed, on the device),
     # no tensor of a trial or a timing set is written: the trials still run here, for the spec and the guard.
     files = not args.no_trial_files
+    work = WorkClock(device)  # The device's work for the reference, in spec.json's "work_ms".
     with torch.no_grad():
         for k, seed in enumerate(seeds):
-            inputs = make_inputs(get_inputs, seed, device)
+            with work.piece():
+                inputs = make_inputs(get_inputs, seed, device)
             trial_dir = os.path.join(args.out, f"trial_{k}")
             if files:
                 tensor_io.write_dir(os.path.join(trial_dir, "inputs"),
                                     [(f"in{i}", v) for i, v in enumerate(inputs)])
             trace = _OpTrace() if k == 0 else None
-            if trace:
-                with trace:
+            with work.piece():
+                if trace:
+                    with trace:
+                        result = call_stage("forward", model, *inputs)
+                else:
                     result = call_stage("forward", model, *inputs)
-            else:
-                result = call_stage("forward", model, *inputs)
             outputs = output_tensors(result)
             if files:
                 tensor_io.write_dir(os.path.join(trial_dir, "expected"),
@@ -183,24 +187,29 @@ def prepare(args):
             # The timed calls' own input sets (catalog B2): values no trial had, each with its reference outputs.
             count = timing_set_count(len(timing_seeds), trial_bytes, args.max_timing_bytes)
             for k, seed in enumerate(timing_seeds[:count] if files else []):
-                inputs = make_inputs(get_inputs, seed, device)
+                with work.piece():
+                    inputs = make_inputs(get_inputs, seed, device)
                 timing_dir = os.path.join(args.out, f"timing_{k}")
                 tensor_io.write_dir(os.path.join(timing_dir, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-                outputs = output_tensors(call_stage("forward", model, *inputs))
+                with work.piece():
+                    outputs = output_tensors(call_stage("forward", model, *inputs))
                 tensor_io.write_dir(os.path.join(timing_dir, "expected"),
                                     [(f"out{i}", o) for i, o in enumerate(outputs)])
             spec["timing_sets"] = count
         if spec is not None and not streamed and args.held_out:
             seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
             spec["held_out"], skipped = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out),
-                                                  seed, device)
+                                                  seed, device, work)
             if skipped:
                 spec["held_out_skipped"] = skipped
         if spec is not None and guard is not None:
             if streamed:
                 spec["trivial_guard"] = {"skipped": "a streamed task (trials made when needed)"}
             else:
-                _guard(args, spec, guards, model, get_inputs, trial0_inputs, device)
+                with work.piece():
+                    _guard(args, spec, guards, model, get_inputs, trial0_inputs, device)
+    if spec is not None:
+        spec["work_ms"] = work.ms()
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
@@ -262,7 +271,7 @@ def _placeholder_inputs(get_inputs, seed):
         return None
 
 
-def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
+def _held_out(args, model, get_inputs, init_inputs, sets, seed, device, work):
     """Catalogs C1 and C2: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs()
     makes with those globals changed, and the reference's outputs for them, in held_out_K/. A value {"use": NAME}
     stands for the module's global NAME, so a set can swap get_inputs for another input maker of the task (mixed
@@ -296,9 +305,11 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device):
                 if repr(list(call_stage("get_init_inputs", get_init))) != repr(list(init_inputs)):
                     raise TaskError("held_out", f"held-out set {k} ({described}) changes get_init_inputs(): only "
                                     "the inputs may change, the model stays the benchmark's")
-            inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
+            with work.piece():
+                inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
             tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-            outputs = output_tensors(call_stage("forward", model, *inputs))
+            with work.piece():
+                outputs = output_tensors(call_stage("forward", model, *inputs))
             tensor_io.write_dir(os.path.join(held, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
             made.append(overrides)
         except TaskError as e:

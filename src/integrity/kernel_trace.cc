@@ -420,6 +420,12 @@ std::vector<RuleHit> JudgeKernelTrace(const KernelTrace& trace, const OwnKernels
       hits.push_back(Cheat("trace.untraced_time", buf));
     }
   }
+  // The device's work for the whole process: every kernel and copy the trace
+  // saw, and each timed call it did not watch at the watched calls' median.
+  std::vector<const TraceRecord*> all;
+  all.reserve(trace.records.size());
+  for (const TraceRecord& r : trace.records) all.push_back(&r);
+  ev.work_ms = BusyMs(std::move(all), 0, UINT64_MAX) + static_cast<double>(untraced_events.size()) * ev.busy_ms;
   return hits;
 }
 

@@ -108,8 +108,11 @@ struct TraceEvidence {
   int windows = 0;
   int kernels = 0;  // Kernel launches inside windows.
   uint64_t dropped = 0;
-  double own_share = -1;                // Median timed call: own kernel time / own + foreign non-plumbing time.
-  double busy_ms = 0;                   // Median timed call: time some kernel or copy was running.
+  double own_share = -1;  // Median timed call: own kernel time / own + foreign non-plumbing time.
+  double busy_ms = 0;     // Median timed call: time some kernel or copy was running.
+  // The whole process: time some kernel or copy ran, plus each timed call the
+  // trace did not watch counted at busy_ms (the verdict's work_seconds).
+  double work_ms = 0;
   std::vector<TraceKernelSummary> top;  // By total time inside windows, at most 12.
 };
 

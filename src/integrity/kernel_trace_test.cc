@@ -136,6 +136,22 @@ TEST(KernelTraceTest, ASmallKernelWhoseEventsWereForgedToNothingIsCaught) {
   EXPECT_TRUE(Judge(Honest(6, kOwn, 19).text, Events(6, 0.0155), ev).empty());
 }
 
+TEST(KernelTraceTest, TheProcesssWorkIsItsBusyTimePlusUntracedCallsAtTheTracedMedian) {
+  // Honest(4): __init__'s kernel (10 us), then five windows with a fill, a
+  // copy (50 us each) and the kernel (100 us): 1010 us busy.
+  TraceEvidence ev;
+  TraceText t = Honest(4);
+  t.Kernel(1010, 1060, kFill);  // On another stream, inside the kernel's time: counted once.
+  std::vector<double> events = Events(4, 0.105);
+  events.push_back(0.098);  // Calls 4 and 5 ran untraced: at the traced median, 0.1 ms each.
+  events.push_back(0.098);
+  EXPECT_TRUE(Judge(t.text, events, ev).empty());
+  EXPECT_NEAR(ev.work_ms, 1.010 + 2 * 0.1, 1e-9);
+  // Every call traced: the busy time alone.
+  Judge(t.text, Events(4, 0.105), ev);
+  EXPECT_NEAR(ev.work_ms, 1.010, 1e-9);
+}
+
 TEST(KernelTraceTest, UntracedCallsReportingLessThanTheTracedOnesRanAreForged) {
   // Calls 0-3 traced (100 us of kernel each); calls 4-7 untraced, their times
   // the ones that count. A timer scaled down where the trace does not look:

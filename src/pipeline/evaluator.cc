@@ -67,6 +67,22 @@ std::string NowIso() {
   return buf;
 }
 
+// The candidate's process's share of v.work_seconds: its kernel trace's busy
+// time where one was judged, else the time of its trials and timed calls by
+// its own clock (on the cpu backend, the device's work).
+void CountCandidateWork(Verdict& v) {
+  if (v.perf.trace.ran && v.perf.trace.work_ms > 0) {
+    v.work_seconds["candidate"] = v.perf.trace.work_ms / 1000;
+    return;
+  }
+  double seconds = 0;
+  for (const char* phase : {"trials", "perf_calls"}) {
+    auto it = v.run.phase_seconds.find(phase);
+    if (it != v.run.phase_seconds.end()) seconds += it->second;
+  }
+  if (seconds > 0) v.work_seconds["candidate"] = seconds;
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -164,6 +180,7 @@ Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, con
 
   auto finish = [&](VerdictStatus status) {
     v.status = status;
+    CountCandidateWork(v);
     v.torch_version = torch_version();
     v.reward = ComputeReward(v, options_.reward);
     v.feedback = MakeFeedback(v);
@@ -207,6 +224,10 @@ Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, con
   if (v.device_present) preparing = PrepareAsync(task);
 
   Gates(task, preparing, candidate_path, lanes, v);
+  if (preparing.valid() && preparing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    const Result<PreparedTask>& ready = preparing.get();
+    if (ready.ok() && FirstToUse(ready.value())) v.work_seconds["prepare"] += ready.value().work_seconds;
+  }
   return finish(v.status);
 }
 
@@ -734,6 +755,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
         return checked;
       }
       ended = std::move(end).value();
+      v.work_seconds["server"] += ended->work_ms / 1000;
       if (req.before_recheck) checked.server_rechecks = ended->rechecks;
     }
     if (!run.ok()) {

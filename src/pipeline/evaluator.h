@@ -128,6 +128,9 @@ class Evaluator {
   // The same, started now on a thread of its own; evaluations of one task
   // share one preparation (a failed one is tried again by the next caller).
   std::shared_future<Result<PreparedTask>> PrepareAsync(const Task& task);
+  // True for the first evaluation to ask of a task prepared now (not found
+  // in the cache): its verdict counts the preparation's device work.
+  bool FirstToUse(const PreparedTask& prepared);
   // Drops what it holds of prepared tasks (and their locks), so that they can
   // be removed from the cache; the next evaluation of a task prepares it or
   // finds it again. Not while evaluations run.
@@ -232,6 +235,7 @@ class Evaluator {
   // By task sha256. Held until the evaluator ends: its destructor waits for
   // preparations still running.
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
+  std::set<std::string> used_;  // Prepared folders made now that an evaluation used.
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
   std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
   std::unique_ptr<Evaluator> task_probe_;                   // ProbeTask's, made on first use.

@@ -214,6 +214,10 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     // The waits are device_wait_seconds, not the stage's.
     v.stage_seconds["baselines"] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+    if (!b.cached) {
+      v.work_seconds["baselines"] += b.work_seconds;
+      v.baseline_compile_seconds += b.compile_seconds;
+    }
     stats = b.stats;
     error = b.error;
     if (stats && p.candidate.median_ms > 0) speedup = stats->median_ms / p.candidate.median_ms;

@@ -78,6 +78,12 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
   return f;
 }
 
+bool Evaluator::FirstToUse(const PreparedTask& prepared) {
+  if (prepared.cached) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_.insert(prepared.dir.string()).second;
+}
+
 void Evaluator::ForgetTasks() {
   std::lock_guard<std::mutex> lock(mu_);
   preparing_.clear();

@@ -262,6 +262,10 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
   prepared.spec_json = std::move(spec_text).value();
   prepared.seconds = r.value().wall_seconds;
+  if (const nlohmann::json j = nlohmann::json::parse(prepared.spec_json, nullptr, false);
+      j.is_object() && j.contains("work_ms") && j["work_ms"].is_number()) {
+    prepared.work_seconds = j["work_ms"].get<double>() / 1000;
+  }
   prepared.in_use = HoldInUse(dir);
   return ReadSeeds(prepared);
 }
@@ -379,7 +383,13 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
   if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
     baseline.compile_seconds = j["compile_seconds"].get<double>();
   }
-  baseline.stats = ComputeStats(j.value("times_ms", std::vector<double>{}));
+  const auto times = j.value("times_ms", std::vector<double>{});
+  baseline.stats = ComputeStats(times);
+  if (!baseline.cached) {
+    double ms = options.warmup * baseline.stats->median_ms;
+    for (double t : times) ms += t;
+    baseline.work_seconds = ms / 1000;
+  }
   return baseline;
 }
 

@@ -68,6 +68,9 @@ struct PreparedTask {
   int trials = 0;
   bool cached = false;  // Found in the cache rather than made now.
   double seconds = 0;   // Time spent preparing now (0 when cached).
+  // Of that, the device's work (spec.json "work_ms": the reference's inputs,
+  // its runs; CUDA events around each, on the cpu their time); 0 when cached.
+  double work_seconds = 0;
   // Streamed: no trial_K folders; MakeTrials makes trial k from seeds[k].
   bool streamed = false;
   std::vector<std::string> seeds;
@@ -128,6 +131,9 @@ struct Baseline {
   std::string error;                 // Why it could not run.
   bool cached = false;
   double compile_seconds = 0;  // torch.compile's first-call cost.
+  // Measured now (not cached): the device's work of its calls, the timed
+  // ones' event times plus each warmup call at their median.
+  double work_seconds = 0;
 };
 
 // How a measurement holds the device (pipeline/device_gate.h), when it has

@@ -180,6 +180,7 @@ Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_
       if (a.is_string()) end.after_return.push_back(a.get<std::string>());
     }
   }
+  if (j.contains("work_ms") && j["work_ms"].is_number()) end.work_ms = j["work_ms"].get<double>();
   return end;
 }
 

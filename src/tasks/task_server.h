@@ -64,6 +64,9 @@ struct TrialSessionEnd {
   // each "trial" the set's index.
   nlohmann::json rechecks = nlohmann::json::array();
   std::vector<std::string> after_return;
+  // The device's work for this session (making trials, the reference,
+  // comparing): CUDA events around each piece, on the cpu its time.
+  double work_ms = 0;
 };
 
 class TaskServer : public std::enable_shared_from_this<TaskServer> {

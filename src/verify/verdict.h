@@ -177,6 +177,14 @@ struct Verdict {
   // Seconds it waited, in a batch, for a compile slot (`--compile-jobs`)
   // before its extraction and compile: the queue, not work.
   double compile_wait_seconds = 0;
+  // The device's work this evaluation ran, by who ran it: "prepare" (the
+  // task prepared now), "server" (the task server's trials, references and
+  // comparisons), "candidate" (its process: the kernel trace's busy time,
+  // untraced timed calls at the traced median; without a trace its trials'
+  // and timed calls' time), "baselines" (measured now). docs/verdict.md.
+  std::map<std::string, double> work_seconds;
+  // torch.compile's own compile for the compile baseline, measured now.
+  double baseline_compile_seconds = 0;
   CompileResult compile;
   RunGate run;
   CorrectGate correct;

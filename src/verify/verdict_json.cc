@@ -214,6 +214,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"stage_seconds", v.stage_seconds},
             {"device_wait_seconds", v.device_wait_seconds},
             {"compile_wait_seconds", v.compile_wait_seconds},
+            {"work_seconds", v.work_seconds},
             {"gates",
              {{"compile", CompileJson(v.compile)},
               {"run", RunJson(v.run)},
@@ -228,6 +229,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
   if (!v.quotas.empty()) j["quotas"] = v.quotas;
   if (v.suspect_candidate) j["suspect_candidate"] = true;
   if (v.infra_retries > 0) j["infra_retries"] = v.infra_retries;
+  if (v.baseline_compile_seconds > 0) j["baseline_compile_seconds"] = v.baseline_compile_seconds;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
