@@ -4,9 +4,9 @@
 # (bench/scripts/all_problems.py). Each call runs for LIMIT seconds (default 540) and leaves the verdicts in
 # $OUT/all_own.jsonl and $OUT/all_reference.jsonl; copy them into .gpu-done/ and carry it in the next call, which
 # skips what is judged (anvil kernelbench --out resumes). Carried (gitignored): .carry/ (this build, stripped, its
-# libanvil_*.so, .carry/lib), .kb-all/ (../shared/kernelbench: level1/ level2/ level3/), .gpu-done/.
+# libanvil_*.so, .carry/lib), .kb-all/ (../shared/kernelbench: level1/ level2/ level3/; KB names another), .gpu-done/
 #   run(command="bash bench/scripts/all_problems_gpu.sh", carry=[".carry", ".kb-all", ".gpu-done"])
-# JOBS: candidates side by side (default 2); FLAGS: more `anvil kernelbench` flags.
+# JOBS: candidates side by side (default 2); FLAGS: more `anvil kernelbench` flags; KB: the tree (default .kb-all).
 set -u
 cd "$(dirname "$0")/../.."
 export ANVIL_SOURCE_DIR=$PWD PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
@@ -19,9 +19,9 @@ for part in own reference; do
   [ -f .gpu-done/all_$part.jsonl ] && cp .gpu-done/all_$part.jsonl "$OUT/"
 done
 RUNS=$(mktemp -d)
-python3 bench/scripts/all_problems.py --kernelbench .kb-all --out "$RUNS" || exit 1
+python3 bench/scripts/all_problems.py --kernelbench ${KB:-.kb-all} --out "$RUNS" || exit 1
 start=$SECONDS
-common=(--kernelbench .kb-all --backend cuda --trials 3 --timeout 120 --iters 20 --baselines eager,compile
+common=(--kernelbench ${KB:-.kb-all} --backend cuda --trials 3 --timeout 120 --iters 20 --baselines eager,compile
         --jobs "${JOBS:-2}" ${FLAGS:-})
 timeout $((LIMIT - (SECONDS - start))) .carry/anvil kernelbench --run "$RUNS/own" "${common[@]}" \
   --out "$OUT/all_own.jsonl" > "$OUT/all_own.log" 2>&1

@@ -21,6 +21,8 @@
 #include <mutex>
 #include <set>
 
+#include "pipeline/slots.h"
+
 namespace anvil {
 
 class DeviceGate {
@@ -39,6 +41,10 @@ class DeviceGate {
   // Returns the seconds it waited.
   double AcquireExclusive();
   void ReleaseExclusive();
+  // One task preparation at a time on a GPU (Evaluator::PrepareAsync): each
+  // holds its trials' tensors on the device, GBs for KernelBench's level 1,
+  // and a batch's compile lanes would start one per lane at once.
+  Slots& preparations() { return preparations_; }
 
  private:
   // Whether a new shared user may take the device now.
@@ -49,6 +55,7 @@ class DeviceGate {
   std::multiset<Clock::time_point> shared_;             // When each shared hold began.
   std::multiset<Clock::time_point> exclusive_waiting_;  // When each waiting timed run began to wait.
   bool exclusive_ = false;
+  Slots preparations_{1};
 };
 
 // Holds the device shared for a scope.

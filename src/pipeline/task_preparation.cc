@@ -1,8 +1,11 @@
 // The evaluator's tasks: each is prepared once (on the device, beside its
 // candidates' extraction and compile, which need only its init arguments),
 // shared by every evaluation of it, and waited for when the evaluator ends.
+#include <cstdlib>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "pipeline/evaluator.h"  // These Evaluator members are defined here.
 #include "tasks/prepare.h"
@@ -27,6 +30,14 @@ std::string GuardTolerances(const Policy& policy, const Task& task) {
     if (tolerance.contains(o.dtype)) tolerance[o.dtype] = {o.atol, o.rtol};
   }
   return nlohmann::json({{"tolerance", tolerance}, {"nan_equal", policy.nan_equal}}).dump();
+}
+
+// Whether preparations take turns (DeviceGate::preparations): on a GPU, unless
+// ANVIL_PREPARE_ALONE=0; elsewhere only with ANVIL_PREPARE_ALONE=1.
+bool PrepareAlone(const Backend& backend) {
+  const char* env = std::getenv("ANVIL_PREPARE_ALONE");
+  if (env != nullptr && *env != '\0') return std::string(env) != "0";
+  return backend.kind() == BackendKind::kCuda;
 }
 
 }  // namespace
@@ -70,6 +81,8 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.trial_files = !options_.trial_server;
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
+    std::optional<SlotHold> alone;  // Taken before the device: a preparation waiting here holds nothing.
+    if (PrepareAlone(backend_)) alone.emplace(device_.preparations());
     SharedDeviceHold hold(device_);
     return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
   };
