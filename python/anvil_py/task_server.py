@@ -325,6 +325,7 @@ class _Session:
     def __init__(self, sid, sock, request, device):
         self.id, self.sock, self.request = sid, sock, request
         self.work = WorkClock(device)  # The device's work for this session (its report's "work_ms").
+        self.generators = {}  # Device -> the session's own generator (draws()).
         self.served = []
         self.error = ""          # The server's own failure: anvil's, never the candidate's.
         self.candidate_error = ""  # The candidate broke the protocol.
@@ -356,6 +357,15 @@ class _Session:
         self.recheck = None
         self.lock = threading.Lock()
         self.thread = None
+
+    def draws(self, device):
+        """The session's own generator on `device`, seeded at random: torch's default one is the task code's, whose
+        inputs come from their seeds (Tasks.task_code), and a comparison beside it must not move it."""
+        key = str(device)
+        if key not in self.generators:
+            self.generators[key] = torch.Generator(device=device)
+            self.generators[key].manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        return self.generators[key]
 
     def report(self):
         with self.lock:
@@ -784,7 +794,7 @@ class Server:
                             result["problem"] = r["problem"]
                         if buffer.numel():
                             points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
-                                                   device=buffer.device)
+                                                   device=buffer.device, generator=session.draws(buffer.device))
                             drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
                         del private
             except BaseException as e:  # noqa: BLE001 - the server's failure

@@ -311,6 +311,51 @@ def test_done_for_what_was_not_sent_ends_the_session(server, message):
     server.close(reply["id"])
 
 
+# get_inputs() that takes its time between two draws: a session's comparison meanwhile must not draw from torch's
+# generator (on an H100, timed sets made while another candidate's trials were compared came out other than their
+# seeds make them, and honest candidates were judged perf.recheck).
+SLOW_DRAWS = """
+import time
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def get_inputs():
+    a = torch.randn(64)
+    time.sleep(1.5)
+    b = torch.randn(64)
+    return [a, b]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_comparison_beside_task_code_leaves_its_draws_alone(server, tmp_path):
+    task = tmp_path / "slow_draws.py"
+    task.write_text(SLOW_DRAWS)
+    sid, data = open_comparing(server, TASKS / "relu.py", ["61"])
+    (x,) = data.inputs("trial", 0, "cpu")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    trial_channel.send(server.control, {"op": "open", "id": 999, "task": str(task), "prepared": str(task),
+                                        "seeds": ["62"]}, [theirs.fileno()])
+    theirs.close()
+    time.sleep(0.5)  # The slow task's get_inputs() is asleep between its draws.
+    data.done(0, [torch.relu(x)])  # Compared now, its sample drawn at random.
+    reply, _ = trial_channel.receive(server.control)
+    assert reply["id"] == 999 and reply.get("ok"), reply
+    slow = TrialData(ours.detach())
+    a, b = slow.inputs("trial", 0, "cpu")
+    want_a, want_b = fresh_inputs(task, 62)
+    assert torch.equal(a, want_a) and torch.equal(b, want_b)
+    assert server.close(sid)["results"][0]["problem"] == ""
+
+
 def test_the_timed_calls_get_fresh_copies_of_a_trials_inputs_once(server):
     sid, data = open_comparing(server, TASKS / "relu.py", ["51", "52"])
     (x,) = data.inputs("trial", 0, "cpu")
