@@ -1,0 +1,73 @@
+"""Issue 38's first target from verdicts: per problem, wall time beyond extraction, build and the torch.compile
+baseline's own compile (reported apart, with the run's one-time `setup`) against the device's work the verdict ran (`work_seconds`, docs/verdict.md):
+within when beyond <= work + max(3 s, 0.5 x work). In a batch a verdict's `seconds` also hold its waits for a
+compile slot and for the device while others held it (`compile_wait_seconds`, `device_wait_seconds`: other
+problems' time, not this one's); they are reported apart too. Prints a markdown summary, the 10 worst problems and
+where their time went.
+
+    python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10]
+
+A problem with several candidates counts by its worst verdict. Verdicts without work_seconds (made before it
+existed) and infra_error verdicts are listed apart.
+"""
+
+import argparse
+import json
+import sys
+
+
+def row(v):
+    stages = v.get("stage_seconds") or {}
+    # Reported apart: the candidate's extraction and build, torch.compile's own compile, and `setup` (torch's build
+    # facts and the sandbox probe, found once per run: the first verdicts of a batch wait for them together).
+    apart = (stages.get("extract", 0) + stages.get("compile", 0) + v.get("baseline_compile_seconds", 0)
+             + stages.get("setup", 0))
+    work = sum((v.get("work_seconds") or {}).values())
+    queue = v.get("compile_wait_seconds", 0) + v.get("device_wait_seconds", 0)
+    beyond = v["seconds"] - apart - queue
+    bound = work + max(3.0, 0.5 * work)
+    return {"problem": f"L{v['task'].get('level', 0)}/{v['task']['name']}", "status": v["status"],
+            "seconds": v["seconds"], "apart": apart, "work": work, "beyond": beyond, "bound": bound,
+            "excess": beyond - bound, "parts": v.get("work_seconds") or {}, "stages": stages,
+            "queue": queue, "retries": v.get("infra_retries", 0)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("verdicts", nargs="+")
+    parser.add_argument("--worst", type=int, default=10)
+    args = parser.parse_args(argv)
+    rows, skipped = {}, []
+    for path in args.verdicts:
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                v = json.loads(line)
+                name = v.get("candidate", {}).get("path", "?").rsplit("/", 1)[-1]
+                if v.get("status") == "infra_error" or "work_seconds" not in v:
+                    skipped.append(f"{name}: {v.get('status')}")
+                    continue
+                r = row(v)
+                if r["problem"] not in rows or r["excess"] > rows[r["problem"]]["excess"]:
+                    rows[r["problem"]] = r
+    if not rows:
+        sys.exit("work_table: no verdict with work_seconds")
+    within = [r for r in rows.values() if r["excess"] <= 0]
+    print(f"{len(within)} of {len(rows)} problems within: wall beyond (setup, extract, compile, the compile "
+          f"baseline's compile, and the batch's queues) <= work + max(3 s, 0.5 x work); {len(skipped)} verdicts left out "
+          "(infra_error or no work_seconds).\n")
+    print("| problem | verdict | s | apart s | queued s | beyond s | work s | bound s | excess s | infra retries | "
+          "largest stages |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows.values(), key=lambda r: -r["excess"])[:args.worst]:
+        top = sorted(r["stages"].items(), key=lambda kv: -kv[1])[:3]
+        print(f"| {r['problem'][:48]} | {r['status']} | {r['seconds']:.1f} | {r['apart']:.1f} | {r['queue']:.1f} | "
+              f"{r['beyond']:.1f} | {r['work']:.2f} | {r['bound']:.1f} | {r['excess']:.1f} | {r['retries']} | "
+              + ", ".join(f"{k} {s:.1f}" for k, s in top) + " |")
+    if skipped:
+        print("\nLeft out: " + "; ".join(skipped[:20]) + (" ..." if len(skipped) > 20 else ""))
+
+
+if __name__ == "__main__":
+    main()
