@@ -8,6 +8,8 @@
 # Carried (gitignored): .carry/ (this build, stripped, its libanvil_*.so, .carry/lib), .kb/ (../shared/kernelbench's
 # level folders).
 #   run(command="bash bench/scripts/fs_target_gpu.sh", carry=[".carry", ".kb", ".gpu-done"])
+# The device tool brings back only a few files: the per-candidate files go back packed in $OUT/fs_target.tar.gz
+# (unpack it into .gpu-done/ to resume).
 # Env: OUT (results; default bench-out), LIMIT (seconds from the script's start after which no verdict starts, 420;
 # each verdict is cut at 570 s from the start, under the device tool's 600), ANVIL_BIN (.carry/anvil).
 set -u
@@ -67,3 +69,5 @@ for fs_file in sorted(glob.glob(f"{out}/fs_*.json")):
     print(f"| {name} | {status} | {fs['seconds']:.1f} | "
           + ", ".join(f"{p}: {g:.1f}" for p, g in growth.items()) + f" | {'yes' if ok else 'NO'} |")
 PY
+tar -C "$OUT" -czf "$OUT/fs_target.tar.gz" $(cd "$OUT" && ls fs_*.json v_*.json err_*.txt 2>/dev/null) \
+  && (cd "$OUT" && rm -f fs_*.json v_*.json err_*.txt)

@@ -2,6 +2,7 @@
 # perf.recheck on honest candidates (all_problems run of 2026-12-06 on an H100: L2/56, L3/2 own candidates, the
 # reference itself for L1/8, 58, 60, 61, 75): which path makes the timed sets' expected outputs differ. Prints each
 # variant's verdict and rule, then whether torch's TF32 switches and a matmul's result are the same on a thread.
+# e6bb516 fixed one cause (comparisons drew from the generator task code seeds): with it, all should pass.
 #   run(command="bash bench/scripts/recheck_bisect_gpu.sh", carry=[".carry", ".kb"])
 set -u
 cd "$(dirname "$0")/../.."
@@ -49,3 +50,19 @@ run "sets preloaded" env ANVIL_CUDA_SETS_WRITTEN=0 "$A" "${common[@]}"
 run "trial-data files" "$A" "${common[@]}" --trial-data files
 run "default again" "$A" "${common[@]}"
 run "iters 5" "$A" "${common[@]/20/5}"
+# Side by side (sessions of the one task server comparing while another makes timed sets): the four own candidates of
+# the two problems, twice each, two at a time.
+J=$(mktemp)
+for f in tests/gpu/kernelbench_run/level_2_problem_56_sample_{0,1}_kernel.* \
+         tests/gpu/kernelbench_run/level_3_problem_2_sample_{0,1}_kernel.*; do
+  t=.kb/level2/56_Matmul_Sigmoid_Sum.py; case "$f" in *level_3_*) t=.kb/level3/2_ShallowWideMLP.py ;; esac
+  printf '{"task": "%s", "candidate": "%s"}\n' "$PWD/$t" "$PWD/$f" >> "$J"
+done
+cat "$J" "$J" > "$J.2"
+timeout 400 "$A" eval --backend cuda --cache-dir "$C" --json -q --list "$J.2" -j 2 --trials 3 --iters 20 \
+  --baselines none 2>/tmp/err.txt | python3 -c "
+import json, sys
+for line in sys.stdin:
+    v = json.loads(line)
+    hits = [h['rule'] for h in v['gates']['legal']['hits'] if h.get('severity') == 'cheat']
+    print('side by side:', v['candidate']['path'].rsplit('/', 1)[-1], v['status'], hits)"

@@ -236,7 +236,7 @@ class Evaluator {
   // By task sha256. Held until the evaluator ends: its destructor waits for
   // preparations still running.
   std::map<std::string, std::shared_future<Result<PreparedTask>>> preparing_;
-  std::set<std::string> used_;  // Prepared folders made now that an evaluation used.
+  std::set<std::string> used_;                              // Prepared folders made now that an evaluation used.
   std::map<std::string, std::filesystem::path> init_args_;  // By task sha256.
   std::unique_ptr<Evaluator> probe_;                        // ProbeHealth's, made on first use.
   std::unique_ptr<Evaluator> task_probe_;                   // ProbeTask's, made on first use.

@@ -2,15 +2,18 @@
 preparation and its baselines in the first verdict of a task only, the task server's and the candidate's in each —
 never more than the verdict's own time."""
 
+import uuid
+
 from conftest import EXAMPLES, eval_json
 
 CANDIDATES = EXAMPLES / "candidates" / "relu"
 
 
 def test_each_part_of_the_work_is_counted_once(tmp_path):
-    # A task of its own (the same ReLU, one comment more), so that this run prepares it and measures its baseline.
+    # A task of its own (the same ReLU, one comment more: never in the shared test cache), so that this run prepares
+    # it and measures its baseline.
     task = tmp_path / "relu_work.py"
-    task.write_text((EXAMPLES / "tasks" / "relu.py").read_text() + "\n# work_seconds\n")
+    task.write_text((EXAMPLES / "tasks" / "relu.py").read_text() + f"\n# work_seconds {uuid.uuid4()}\n")
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(f'{{"task": "{task}", "candidate": "{CANDIDATES / n}"}}\n'
                             for n in ("pass_kb.py", "pass_native.cpp", "wrong_answer_kb.py")))
