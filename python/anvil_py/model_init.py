@@ -7,7 +7,8 @@ another way (the reference's state dict, loaded over the parameters and buffers 
 its __init__ computes on its parameters (folds a constant into a weight, keeps a weight transposed under its name):
 those are its own values, as in KernelBench. A ModelNew whose parameters and buffers the reference's state dict covers
 exactly, that keeps no other tensor and computes nothing in __init__, is built on the meta device and filled from the
-state dict (a level-3 model skips seconds of random initialization on the CPU).
+state dict (a level-3 model skips seconds of random initialization on the CPU). The trusted side builds the task's
+Model the same way from its preparation's state dict (reference_from_state: the task server, the baselines).
 """
 
 import functools
@@ -50,9 +51,9 @@ def _init_inputs(spec):
     return tensor_io.from_json_value(spec["init_inputs"])
 
 
-def _construct(module, spec, device_context, record):
-    """ModelNew(*init inputs) under the init seed (on `device_context`), recording its constructor's ops; the
-    storages of the parameters it created (nn.Parameter's own constructor is watched while it runs)."""
+def _construct(cls, init_inputs, init_seed, device_context, record):
+    """cls(*init inputs) under the init seed (on `device_context`), recording its constructor's ops; the storages of
+    the parameters it created (nn.Parameter's own constructor is watched while it runs)."""
     created = set()
     original = torch.nn.Parameter.__new__
 
@@ -62,11 +63,11 @@ def _construct(module, spec, device_context, record):
             created.add(p.untyped_storage().data_ptr())
         return p
 
-    torch.manual_seed(spec.get("init_seed", 42))
+    torch.manual_seed(init_seed)
     torch.nn.Parameter.__new__ = watched
     try:
         with torch.device(device_context), record:
-            model = module.ModelNew(*_init_inputs(spec))
+            model = cls(*init_inputs)
     finally:
         torch.nn.Parameter.__new__ = original
     return model, created
@@ -94,12 +95,12 @@ def holds_loose_tensors(model):
     return False
 
 
-def _from_state(module, spec, device, state_path):
-    """ModelNew on the meta device filled from the reference's state dict, or None where that would not be the
-    model its __init__ makes (see the module's docstring)."""
+def _from_state(cls, init_inputs, init_seed, device, state_path):
+    """cls (ModelNew, or the task's Model) on the meta device filled from the reference's state dict, or None where
+    that would not be the model its __init__ makes (see the module's docstring)."""
     record = _InitRecorder()
     try:
-        model, _ = _construct(module, spec, "meta", record)
+        model, _ = _construct(cls, init_inputs, init_seed, "meta", record)
     except Exception:  # noqa: BLE001 - an __init__ that needs values: the usual way
         return None
     if not isinstance(model, torch.nn.Module) or record.ops or holds_loose_tensors(model):
@@ -126,11 +127,13 @@ def build_model_new(module, spec, device, prepared):
         raise TaskError("missing", "the candidate does not define class ModelNew")
     state_path = os.path.join(prepared, "state_dict.pt")
     if os.path.exists(state_path):
-        model = call_stage("init", lambda: _from_state(module, spec, device, state_path))
+        model = call_stage("init", lambda: _from_state(module.ModelNew, _init_inputs(spec), spec.get("init_seed", 42),
+                                                       device, state_path))
         if model is not None:
             return model
     record = _InitRecorder()
-    model, created = call_stage("init", lambda: _construct(module, spec, "cpu", record))
+    seed = spec.get("init_seed", 42)
+    model, created = call_stage("init", lambda: _construct(module.ModelNew, _init_inputs(spec), seed, "cpu", record))
     if not isinstance(model, torch.nn.Module):
         return call_stage("init", lambda: model.to(device)) if hasattr(model, "to") else model
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
@@ -143,6 +146,16 @@ def build_model_new(module, spec, device, prepared):
         if shared:
             model.load_state_dict(shared, strict=False)
     return call_stage("init", lambda: model.to(device))
+
+
+def reference_from_state(module, init_inputs, init_seed, device, prepared):
+    """The task's Model on `device` with the weights its preparation made (prepared/state_dict.pt: the same values
+    its __init__ under the init seed gives, without initializing them again: seconds per GB on the CPU), or None
+    where there is no such file or building it that way would not be the model its __init__ makes."""
+    state_path = os.path.join(prepared, "state_dict.pt") if prepared else ""
+    if not state_path or not os.path.exists(state_path):
+        return None
+    return call_stage("init", lambda: _from_state(module.Model, init_inputs, init_seed, device, state_path))
 
 
 def construct_for_extraction(module, spec, recorded):

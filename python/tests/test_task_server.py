@@ -261,6 +261,41 @@ def test_the_reference_is_the_one_prepare_makes(server, tmp_path):
     assert [r["problem"] for r in results] == ["", ""], results
 
 
+LINEAR = ("import torch\nclass Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.fc = torch.nn.Linear(32, 8)\n{extra}    def forward(self, x):\n        return self.fc(x)\n"
+          "def get_inputs():\n    return [torch.randn(4, 32)]\ndef get_init_inputs():\n    return []\n")
+
+
+@pytest.mark.parametrize("extra,from_state", [
+    ("", True),
+    # Its __init__ computes on a weight: built by running it, not from the state dict.
+    ("        with torch.no_grad():\n            self.fc.weight.mul_(self.fc.weight.abs())\n", False)])
+def test_the_reference_takes_its_weights_from_the_prepared_state_dict(server, tmp_path, extra, from_state):
+    task = tmp_path / "linear.py"
+    task.write_text(LINEAR.format(extra=extra))
+    out = tmp_path / "prepared"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
+                        str(out), "--seeds", "5"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    # The weights prepare kept, changed: the server's reference follows them where it reads them.
+    state = torch.load(out / "state_dict.pt")
+    made = {k: v.clone() for k, v in state.items()}
+    state["fc.weight"] *= 2
+    torch.save(state, out / "state_dict.pt")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    reply = server.ask({"op": "open", "task": str(task), "prepared": str(out), "seeds": ["5"], "compare": True,
+                        "tolerance": TOLERANCE, "nan_equal": True}, [theirs.fileno()])
+    theirs.close()
+    assert reply.get("ok"), reply
+    data = TrialData(ours.detach())
+    (x,) = data.inputs("trial", 0, "cpu")
+    weights = state if from_state else made
+    data.done(0, [torch.nn.functional.linear(x, weights["fc.weight"], weights["fc.bias"])])
+    (result,) = server.close(reply["id"])["results"]
+    assert result["problem"] == "", result
+
+
 def test_an_output_changed_after_it_was_handed_over_is_after_return(server):
     import threading
     sid, data = open_comparing(server, TASKS / "relu.py", ["31"])

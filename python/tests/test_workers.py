@@ -102,7 +102,8 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
     for cls, fast in ((Same, True), (Loose, False), (Renamed, False)):
         module = Module()
         module.ModelNew = cls
-        built = model_init._from_state(module, spec, torch.device("cpu"), str(tmp_path / "state_dict.pt"))
+        built = model_init._from_state(cls, [], spec.get("init_seed", 42), torch.device("cpu"),
+                                       str(tmp_path / "state_dict.pt"))
         assert (built is not None) == fast, cls.__name__
         model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
         assert not any(t.is_meta for t in model.state_dict().values())
