@@ -285,14 +285,26 @@ def _trial_dirs(prepared, kind="trial"):
         k += 1
 
 
+def _native_params(prepared, spec, device):
+    """The reference's parameters then buffers, in the spec's order: from prepared/params/ where prepare wrote it (a
+    buffer the state dict leaves out), else from its state dict by name (mapped, not read)."""
+    folder = os.path.join(prepared, "params")
+    if os.path.isdir(folder):
+        return [v for _, v in tensor_io.read_dir(folder, device)]
+    names = [p["name"] for p in spec.get("params", [])]
+    if not names:
+        return []
+    state = torch.load(os.path.join(prepared, "state_dict.pt"), map_location="cpu", mmap=True)
+    return [state[n].to(device) for n in names]
+
+
 def _build_callable(args, spec, device):
     builds = {}
     if args.builds:
         with open(args.builds) as f:
             builds = json.load(f)
     if args.format == "native":
-        params = [v for _, v in tensor_io.read_dir(os.path.join(args.prepared, "params"), device)]
-        return NativeModel(builds["native"], spec, params, device)
+        return NativeModel(builds["native"], spec, _native_params(args.prepared, spec, device), device)
     _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
     return build_model_new(module, spec, device, args.prepared)

@@ -130,10 +130,14 @@ def prepare(args):
     os.makedirs(args.out, exist_ok=True)
 
     params = [(n, p) for n, p in model.named_parameters()] + [(n, b) for n, b in model.named_buffers()]
-    tensor_io.write_dir(os.path.join(args.out, "params"), params)
+    state_dict = model.state_dict()
+    if any(n not in state_dict for n, _ in params):
+        # A buffer the state dict leaves out (not persistent): the native candidates' tensors go apart, in order.
+        # Otherwise they read theirs from the state dict by name (the weights are written once: GBs for level 3).
+        tensor_io.write_dir(os.path.join(args.out, "params"), params)
     # Through a buffer, so that a full disk is an OSError with its errno (torch's own writer says it in words).
     state = io.BytesIO()
-    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, state)
+    torch.save({k: v.detach().cpu() for k, v in state_dict.items()}, state)
     with open(os.path.join(args.out, "state_dict.pt"), "wb") as f:
         f.write(state.getbuffer())
     del state
