@@ -7,6 +7,7 @@ the device is the CPU: each piece's perf_counter time. Work that another thread 
 piece's events (sessions side by side) counts in that piece too.
 """
 
+import contextlib
 import threading
 import time
 
@@ -15,15 +16,33 @@ import torch
 
 class WorkClock:
     def __init__(self, device):
-        self.cuda = torch.device(device).type == "cuda"
         self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
         self.lock = threading.Lock()
         self.pairs = []  # (start event, end event) not yet read.
         self.done_ms = 0.0
 
+    @contextlib.contextmanager
     def piece(self):
         """`with clock.piece(): ...` counts what the block ran."""
-        return _Piece(self)
+        if not self.cuda:
+            t0 = time.perf_counter()
+            try:
+                yield
+            finally:
+                with self.lock:
+                    self.done_ms += (time.perf_counter() - t0) * 1e3
+            return
+        stream = torch.cuda.current_stream(self.device)
+        start = torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        try:
+            yield
+        finally:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record(stream)
+            with self.lock:
+                self.pairs.append((start, end))
 
     def ms(self):
         """The work counted so far, in milliseconds (on cuda, after the pieces' last kernels end)."""
@@ -40,27 +59,3 @@ class WorkClock:
             self.done_ms += total
             return self.done_ms
 
-
-class _Piece:
-    def __init__(self, clock):
-        self.clock = clock
-
-    def __enter__(self):
-        if self.clock.cuda:
-            self.start = torch.cuda.Event(enable_timing=True)
-            self.start.record(torch.cuda.current_stream(self.clock.device))
-        else:
-            self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        clock = self.clock
-        if clock.cuda:
-            end = torch.cuda.Event(enable_timing=True)
-            end.record(torch.cuda.current_stream(clock.device))
-            with clock.lock:
-                clock.pairs.append((self.start, end))
-        else:
-            with clock.lock:
-                clock.done_ms += (time.perf_counter() - self.t0) * 1e3
-        return False

@@ -125,15 +125,14 @@ def build_model_new(module, spec, device, prepared):
     """ModelNew for the trials, on `device` (TaskError stage "missing" or "init" when it cannot be built)."""
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
+    init_inputs, seed = _init_inputs(spec), spec.get("init_seed", 42)
     state_path = os.path.join(prepared, "state_dict.pt")
     if os.path.exists(state_path):
-        model = call_stage("init", lambda: _from_state(module.ModelNew, _init_inputs(spec), spec.get("init_seed", 42),
-                                                       device, state_path))
+        model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, state_path))
         if model is not None:
             return model
     record = _InitRecorder()
-    seed = spec.get("init_seed", 42)
-    model, created = call_stage("init", lambda: _construct(module.ModelNew, _init_inputs(spec), seed, "cpu", record))
+    model, created = call_stage("init", lambda: _construct(module.ModelNew, init_inputs, seed, "cpu", record))
     if not isinstance(model, torch.nn.Module):
         return call_stage("init", lambda: model.to(device)) if hasattr(model, "to") else model
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
@@ -152,8 +151,8 @@ def reference_from_state(module, init_inputs, init_seed, device, prepared):
     """The task's Model on `device` with the weights its preparation made (prepared/state_dict.pt: the same values
     its __init__ under the init seed gives, without initializing them again: seconds per GB on the CPU), or None
     where there is no such file or building it that way would not be the model its __init__ makes."""
-    state_path = os.path.join(prepared, "state_dict.pt") if prepared else ""
-    if not state_path or not os.path.exists(state_path):
+    state_path = os.path.join(prepared or "", "state_dict.pt")
+    if not prepared or not os.path.exists(state_path):
         return None
     return call_stage("init", lambda: _from_state(module.Model, init_inputs, init_seed, device, state_path))
 

@@ -324,7 +324,7 @@ _FLOAT_FIELDS = ("expected_at_first", "actual_at_first", "max_abs_error", "max_r
 class _Session:
     def __init__(self, sid, sock, request, device):
         self.id, self.sock, self.request = sid, sock, request
-        self.work = WorkClock(device)  # The device's work for this session (its report's "work_ms").
+        self.work = WorkClock(device)  # The device's work for this session (the close's "work_ms").
         self.generators = {}  # Device -> the session's own generator (draws()).
         self.served = []
         self.error = ""          # The server's own failure: anvil's, never the candidate's.
@@ -373,7 +373,7 @@ class _Session:
                     "results": [dict(self.results[k], trial=k) for k in sorted(self.results)],
                     "held_out": [dict(self.held_results[k], trial=k) for k in sorted(self.held_results)],
                     "rechecks": [dict(self.recheck_results[k], trial=k) for k in sorted(self.recheck_results)],
-                    "after_return": list(self.after_return), "work_ms": self.work.ms()}
+                    "after_return": list(self.after_return)}
 
 
 _SENT_NOTHING = object()
@@ -507,7 +507,8 @@ class Server:
         _recheck(session)
         session.buffers.clear()  # Buffers of trials never done: released.
         session.calls.clear()
-        self.reply(dict(session.report(), id=request.get("id")))
+        # The session's device work, read once it is over (reading it may wait for the device).
+        self.reply(dict(session.report(), id=request.get("id"), work_ms=session.work.ms()))
 
     def run_session(self, session, request):
         try:

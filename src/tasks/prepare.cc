@@ -226,19 +226,19 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     (void)RemoveTree(tmp.value());
     return Status::Error(msg);
   }
-  // The spec, read once: for the timing seeds kept below and for the caller.
+  // The spec, read once: for the timing seeds kept below, the preparation's work and the caller.
   auto spec_text = ReadFile(work / "spec.json");
   if (!spec_text.ok()) {
     (void)RemoveTree(tmp.value());
     return spec_text.status();
   }
+  const nlohmann::json spec_fields = nlohmann::json::parse(spec_text.value(), nullptr, false);
   if (!fs::exists(work / "seeds.json", ec)) {
     // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data"),
     // and, where no timing set was written, the timing sets' too.
     Status s = WriteFileAtomic(work / kTrialSeedsFile, SeedList(trial_seeds).dump());
     if (s.ok() && !options.trial_files) {
-      const nlohmann::json j = nlohmann::json::parse(spec_text.value(), nullptr, false);
-      const int sets = j.is_object() ? j.value("timing_sets", 0) : 0;
+      const int sets = spec_fields.is_object() ? spec_fields.value("timing_sets", 0) : 0;
       s = WriteFileAtomic(work / kTimingSeedsFile, SeedList(timing_seeds, sets).dump());
     }
     if (!s.ok()) {
@@ -262,9 +262,8 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   if (ec) return Status::Error("cannot publish prepared task into " + dir.string() + ": " + ec.message());
   prepared.spec_json = std::move(spec_text).value();
   prepared.seconds = r.value().wall_seconds;
-  if (const nlohmann::json j = nlohmann::json::parse(prepared.spec_json, nullptr, false);
-      j.is_object() && j.contains("work_ms") && j["work_ms"].is_number()) {
-    prepared.work_seconds = j["work_ms"].get<double>() / 1000;
+  if (spec_fields.is_object() && spec_fields.contains("work_ms") && spec_fields["work_ms"].is_number()) {
+    prepared.work_seconds = spec_fields["work_ms"].get<double>() / 1000;
   }
   prepared.in_use = HoldInUse(dir);
   return ReadSeeds(prepared);
