@@ -17,6 +17,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 
 import torch
@@ -27,7 +28,7 @@ from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
 from anvil_py.device_work import WorkClock
 from anvil_py.task_worker import make_inputs, output_tensors, reference_model, set_tf32
-from anvil_py.timing import recheck_points, recheck_sample
+from anvil_py.timing import Timer, recheck_points, recheck_sample
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
 
@@ -454,6 +455,8 @@ class Server:
         self.tasks = Tasks(device, budget)
         self.send_lock = threading.Lock()
         self.sessions = {}
+        self.baselines = {}  # Baseline id -> _Baseline, set up and waiting for its timed calls.
+        self.baseline_ids = itertools.count(1)
 
     def reply(self, message):
         with self.send_lock:
@@ -481,6 +484,11 @@ class Server:
                 self.reply(dict(self.write_set(request), id=request.get("id")))
             elif op == "recheck":
                 self.reply(dict(self.recheck(request), id=request.get("id")))
+            elif op in ("baseline", "baseline_time"):
+                # Off this thread: building the reference, torch.compile and the timed calls take seconds.
+                run = self.baseline_set_up if op == "baseline" else self.baseline_time
+                threading.Thread(target=lambda: self.reply(dict(run(request), id=request.get("id"))),
+                                 daemon=True).start()
             else:
                 for fd in fds:
                     os.close(fd)
@@ -761,6 +769,64 @@ class Server:
             return {"error": f"writing the inputs of timed call {k}: {type(e).__name__}: {e}"}
         return {"ok": True}
 
+    def baseline_set_up(self, request):
+        """anvil's `baseline`: the task's reference (as a comparing session's, kept with the task) set up to time on
+        trial 0's inputs, eager or torch.compile'd, its first call made; the timed calls wait for `baseline_time`,
+        which anvil sends once it has the device alone."""
+        mode = request.get("mode")
+        if mode not in ("eager", "compile"):
+            return {"error": f"a baseline this server cannot take: {request!r:.200}"}
+        try:
+            entry = self.tasks.acquire(dict(request, compare=True))
+        except TaskError as e:
+            return {"error": f"{e.message} [stage: {e.stage}]"}
+        except BaseException as e:  # noqa: BLE001 - the server's failure
+            return {"error": f"{type(e).__name__}: {e}"}
+        baseline = _Baseline(entry, mode)
+        try:
+            compile_seconds = _baseline_set_up(self.tasks, baseline)
+        except TaskError as e:  # The task's own code: the baseline cannot run (as the baseline worker says it).
+            self._end_baseline(baseline)
+            return {"failed": f"{e.message} [stage: {e.stage}]"}
+        except BaseException as e:  # noqa: BLE001 - torch.compile or the reference failed: the baseline's error
+            self._end_baseline(baseline)
+            return {"failed": f"{type(e).__name__}: {e}"}
+        bid = next(self.baseline_ids)
+        self.baselines[bid] = baseline
+        return {"ok": True, "baseline": bid, "compile_seconds": compile_seconds}
+
+    def baseline_time(self, request):
+        """anvil's `baseline_time` (it holds the device alone): the warmup and timed calls of a baseline set up,
+        which then goes."""
+        baseline = self.baselines.pop(request.get("baseline"), None)
+        warmup, iters = request.get("warmup"), request.get("iters")
+        if baseline is None or type(warmup) is not int or type(iters) is not int or warmup < 0 or iters < 1:
+            if baseline is not None:
+                self._end_baseline(baseline)
+            return {"error": f"a baseline time this server cannot take: {request!r:.200}"}
+        try:
+            with self.tasks.task_code:
+                set_tf32(baseline.entry.tf32)
+                with torch.no_grad():
+                    # Torch's events around each call after an L2 flush, as the baseline worker's timer takes them
+                    # (its compiled timer is sealed to one use per process: candidates').
+                    timer = Timer(self.device, compiled="")
+                    times = timer.time(lambda: baseline.fn(*baseline.inputs), warmup, iters)
+            return {"ok": True, "times_ms": times}
+        except BaseException as e:  # noqa: BLE001 - the reference failed: the baseline's error
+            return {"failed": f"{type(e).__name__}: {e}"}
+        finally:
+            self._end_baseline(baseline)
+
+    def _end_baseline(self, baseline):
+        compiled = baseline.fn is not baseline.entry.model
+        baseline.fn = baseline.inputs = None
+        if compiled:
+            with self.tasks.task_code:
+                torch._dynamo.reset()  # Its compiled code, guarded on the kept model, goes with it.
+        self.tasks.release(baseline.entry)
+        self.tasks._give_back_memory()
+
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
         reference's, then a random sample of the buffer read again. False on the server's own failure."""
@@ -810,6 +876,36 @@ class Server:
         with session.lock:
             by_kind.get(kind, session.results)[k] = result
         return True
+
+
+class _Baseline:
+    """A baseline set up (docs/protocol.md, "baselines"): the task's kept reference, eager or compiled, and its own
+    copy of trial 0's inputs (a reference that writes into its inputs leaves the kept trial alone)."""
+
+    def __init__(self, entry, mode):
+        self.entry, self.mode = entry, mode
+        self.fn = entry.model
+        self.inputs = None
+
+
+def _baseline_set_up(tasks, baseline):
+    """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its compile_seconds."""
+    entry = baseline.entry
+    inputs = tasks.trial(entry, 0, reference=False)[0]
+    baseline.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+    if baseline.mode != "compile":
+        return None
+    # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches and the generator
+    # are the process's (Tasks.task_code).
+    with tasks.task_code:
+        set_tf32(entry.tf32)
+        begin = time.perf_counter()
+        baseline.fn = torch.compile(entry.model)
+        with torch.no_grad():
+            baseline.fn(*baseline.inputs)
+        if tasks.device.type == "cuda":
+            torch.cuda.synchronize(tasks.device)
+        return time.perf_counter() - begin
 
 
 def main(argv=None):

@@ -504,3 +504,66 @@ def test_rechecked_outputs_are_compared_by_the_server_at_the_points_of_anvils_se
     with pytest.raises(ChannelError, match="not one anvil rechecks"):
         data.recheck(other, [drawn(torch.relu(sets[other]), other)])
     server.close(sid)
+
+
+# A reference whose forward fails from its `works`-th call on (the trials' references come first).
+FAILS_LATER = """import torch
+calls = [0]
+class Model(torch.nn.Module):
+    def forward(self, x):
+        calls[0] += 1
+        if calls[0] > {works}:
+            raise ValueError(f"call {{calls[0]}} of this reference fails")
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(8, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def baseline(server, task, seeds, mode="eager", warmup=1, iters=5):
+    """(set-up reply, time reply or None) of a baseline of `task`."""
+    set_up = server.ask({"op": "baseline", "task": str(task), "prepared": str(task), "seeds": seeds, "mode": mode})
+    if not set_up.get("ok"):
+        return set_up, None
+    return set_up, server.ask({"op": "baseline_time", "baseline": set_up["baseline"], "warmup": warmup,
+                               "iters": iters})
+
+
+def test_a_baseline_times_the_reference_the_server_keeps(server):
+    set_up, timed = baseline(server, TASKS / "relu.py", ["71", "72"])
+    assert set_up["ok"] and set_up["compile_seconds"] is None, set_up
+    assert timed["ok"] and len(timed["times_ms"]) == 5 and all(t >= 0 for t in timed["times_ms"]), timed
+    assert server.ask({"op": "stats"})["loads"] == 1
+    # The comparing sessions of the task use the same reference, kept: no second load.
+    sid, data = open_comparing(server, TASKS / "relu.py", ["71", "72"])
+    (x,) = data.inputs("trial", 0, "cpu")
+    assert torch.equal(x, fresh_inputs(TASKS / "relu.py", 71)[0])  # Trial 0 as its seed makes it.
+    data.done(0, [torch.relu(x)])
+    stats = server.ask({"op": "stats"})
+    assert stats["loads"] == 1 and stats["hits"] == 1, stats
+    assert server.close(sid)["results"][0]["problem"] == ""
+    # Its time is asked once: the baseline is gone after it.
+    again = server.ask({"op": "baseline_time", "baseline": set_up["baseline"], "warmup": 0, "iters": 1})
+    assert "error" in again and "ok" not in again, again
+
+
+def test_a_reference_that_fails_its_baseline_is_the_baselines_failure_not_the_servers(server, tmp_path):
+    task = tmp_path / "fails_later.py"
+    task.write_text(FAILS_LATER.format(works=2))  # The two trials' references, then no more.
+    set_up, timed = baseline(server, task, ["1", "2"])
+    assert set_up["ok"], set_up
+    assert "call 3 of this reference fails" in timed["failed"] and "ok" not in timed, timed
+    set_up, timed = baseline(server, TASKS / "relu.py", ["3"])  # The server goes on.
+    assert timed["ok"], timed
+
+
+@pytest.mark.parametrize("request_", [
+    {"op": "baseline", "mode": "fast"},
+    {"op": "baseline_time", "baseline": 12345, "warmup": 1, "iters": 3},
+])
+def test_a_baseline_request_the_server_cannot_take_is_an_error(server, request_):
+    reply = server.ask(dict(request_, task=str(TASKS / "relu.py"), prepared=str(TASKS / "relu.py"), seeds=["1"]))
+    assert "error" in reply and "ok" not in reply, reply
+    assert server.ask({"op": "stats"})["loads"] == 0

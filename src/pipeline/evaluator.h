@@ -227,6 +227,10 @@ class Evaluator {
   // Gate 4 on a candidate that passed gates 1-3: its timed calls (in
   // pipeline/perf_gate.cc).
   void JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& run, Verdict& v);
+  // A baseline the task server measures (BaselineOptions::measure): the
+  // baseline worker's JSON, or the server's failure.
+  Result<std::string> ServerBaseline(const Task& task, const PreparedTask& prepared, BaselineMode mode,
+                                     const BaselineOptions& options, const BaselineHooks& hooks);
 
   Backend backend_;
   EvalOptions options_;

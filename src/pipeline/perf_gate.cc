@@ -5,7 +5,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "integrity/kernel_trace.h"
 #include "integrity/symbol_scan.h"
@@ -15,6 +18,7 @@
 #include "pipeline/stage_clock.h"
 #include "run/call_clock.h"
 #include "run/candidate_run.h"
+#include "tasks/task_server.h"
 #include "verify/roofline.h"
 
 namespace anvil {
@@ -74,6 +78,28 @@ ClockedCalls UntracedCalls(const ClockedCalls& timed) {
 }
 
 }  // namespace
+
+Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTask& prepared, BaselineMode mode,
+                                              const BaselineOptions& options, const BaselineHooks& hooks) {
+  auto server = TaskServer::For(backend_, options_.trial_server_budget);
+  if (!server.ok()) return server.status();
+  const auto deadline = std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline);
+  if (hooks.before_start) hooks.before_start();
+  auto set_up =
+      server.value()->SetUpBaseline(task, prepared, ServerCompare(task, prepared), BaselineModeName(mode), deadline);
+  if (!set_up.ok()) return set_up.status();
+  nlohmann::json out = {{"mode", BaselineModeName(mode)}, {"times_ms", nlohmann::json::array()}, {"error", nullptr}};
+  if (set_up.value().failed.empty()) {
+    if (mode == BaselineMode::kCompile) out["compile_seconds"] = set_up.value().compile_seconds;
+    if (hooks.before_timing) hooks.before_timing();
+    auto timed = server.value()->TimeBaseline(set_up.value().id, options.warmup, options.iters, deadline);
+    if (!timed.ok()) return timed.status();
+    out["times_ms"] = timed.value().times_ms;
+    set_up = std::move(timed);
+  }
+  if (!set_up.value().failed.empty()) out["error"] = set_up.value().failed;
+  return out.dump();
+}
 
 void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const CheckedRun& checked, Verdict& v) {
   PerfGate& p = v.perf;
@@ -193,6 +219,15 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   bo.warmup = options_.warmup;
   bo.iters = options_.iters;
   bo.reference_tf32 = options_.policy.reference_tf32;
+  const char* worker = std::getenv("ANVIL_BASELINE_WORKER");
+  if (ServedTrials(prepared) && (worker == nullptr || std::string_view(worker) != "1")) {
+    // The task server times it: the reference it keeps, warm, on the device
+    // already (no worker's start, no model built again). ANVIL_BASELINE_WORKER=1
+    // times it in a worker of its own, to compare.
+    bo.measure = [&](BaselineMode mode, const BaselineHooks& hooks) {
+      return ServerBaseline(task, prepared, mode, bo, hooks);
+    };
+  }
   auto measure = [&](BaselineMode mode, std::optional<TimingStats>& stats, std::string& error, double& speedup) {
     // A baseline to measure is set up beside other work on the device (its
     // worker's start, the model, its inputs) and timed alone; reading one

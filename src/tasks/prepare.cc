@@ -324,6 +324,36 @@ std::string BaselineFileName(BaselineMode mode, const BaselineOptions& options) 
 
 }  // namespace
 
+namespace {
+
+// The baseline worker's measurement: its JSON, or why it has none.
+Result<std::string> WorkerBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend,
+                                   BaselineMode mode, const BaselineOptions& options, const BaselineHooks& hooks,
+                                   const fs::path& tmp) {
+  ProcessSpec spec = PythonWorkerSpec(
+      "task_worker", {"baseline", "--task", task.path.string(), "--prepared", prepared.dir.string(), "--device",
+                      backend.TorchDevice(), "--mode", BaselineModeName(mode), "--warmup",
+                      std::to_string(options.warmup), "--iters", std::to_string(options.iters), "--out", tmp.string()});
+  AddTf32(spec, options.reference_tf32);
+  spec.deadline = options.deadline;
+  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
+  std::optional<Handshake> ready_to_time;
+  if (hooks.before_timing) {
+    ready_to_time.emplace(hooks.before_timing);
+    if (Status s = ready_to_time->Attach(spec, "--handshake-fd"); !s.ok()) return s;
+  }
+  if (hooks.before_start) hooks.before_start();
+  auto r = RunProcess(spec);
+  if (ready_to_time) ready_to_time->Finish();
+  if (!r.ok()) return r.status();
+  if (!r.value().Succeeded()) {
+    return Status::Error("baseline worker " + r.value().Describe() + ": " + TailLines(r.value().err, 3));
+  }
+  return ReadFile(tmp);
+}
+
+}  // namespace
+
 Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const Backend& backend, BaselineMode mode,
                          const BaselineOptions& options, const BaselineHooks& hooks) {
   Baseline baseline;
@@ -335,40 +365,16 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
     baseline.cached = true;
   } else {
     fs::path tmp = prepared.dir / (name + ".tmp");
-    ProcessSpec spec =
-        PythonWorkerSpec("task_worker", {"baseline", "--task", task.path.string(), "--prepared", prepared.dir.string(),
-                                         "--device", backend.TorchDevice(), "--mode", BaselineModeName(mode),
-                                         "--warmup", std::to_string(options.warmup), "--iters",
-                                         std::to_string(options.iters), "--out", tmp.string()});
-    AddTf32(spec, options.reference_tf32);
-    spec.deadline = options.deadline;
-    for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
-    std::optional<Handshake> ready_to_time;
-    if (hooks.before_timing) {
-      ready_to_time.emplace(hooks.before_timing);
-      if (Status s = ready_to_time->Attach(spec, "--handshake-fd"); !s.ok()) {
-        baseline.error = s.message();
-        return baseline;
-      }
-    }
-    if (hooks.before_start) hooks.before_start();
-    auto r = RunProcess(spec);
-    if (ready_to_time) ready_to_time->Finish();
-    if (!r.ok()) {
-      baseline.error = r.message();
-      return baseline;
-    }
-    if (!r.value().Succeeded()) {
-      baseline.error = "baseline worker " + r.value().Describe() + ": " + TailLines(r.value().err, 3);
-      return baseline;
-    }
-    std::error_code ec;
-    fs::rename(tmp, file, ec);
-    text = ReadFile(file);
+    text = options.measure ? options.measure(mode, hooks)
+                           : WorkerBaseline(task, prepared, backend, mode, options, hooks, tmp);
     if (!text.ok()) {
       baseline.error = text.message();
       return baseline;
     }
+    // Kept for the next candidates (a failure to keep it costs only a measurement then).
+    (void)WriteFileAtomic(file, text.value());
+    std::error_code ec;
+    fs::remove(tmp, ec);
   }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) {

@@ -119,11 +119,21 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
 
 enum class BaselineMode { kEager, kCompile };
 
+struct BaselineHooks;
+
+// A baseline measured by other means than the baseline worker (the task
+// server's: pipeline/perf_gate.cc): the worker's JSON ({"mode", "times_ms",
+// "error", "compile_seconds"}; "error" the reference's own failure, kept like
+// a time), or an error status (nothing kept). It calls the hooks as the
+// worker's run does.
+using BaselineMeasure = std::function<Result<std::string>(BaselineMode mode, const BaselineHooks& hooks)>;
+
 struct BaselineOptions {
   int warmup = 3;
   int iters = 20;
   bool reference_tf32 = false;  // As the task was prepared (PrepareOptions).
   std::chrono::seconds deadline{900};
+  BaselineMeasure measure;  // Empty: the baseline worker (task_worker baseline).
 };
 
 struct Baseline {

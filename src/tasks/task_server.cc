@@ -106,13 +106,24 @@ void TaskServer::ReadLoop() {
   }
 }
 
-Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector<int>& fds) {
+Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector<int>& fds,
+                                       std::chrono::milliseconds deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!alive_) return Status::MachineError("anvil's task server has ended");
   const uint64_t id = next_id_++;
   request["id"] = id;
   if (!SendUnixMessage(sock_, request.dump(), fds)) return Status::MachineError("cannot reach anvil's task server");
-  cv_.wait(lock, [&] { return replies_.count(id) > 0 || !alive_; });
+  auto answered = [&] { return replies_.count(id) > 0 || !alive_; };
+  if (deadline > std::chrono::milliseconds::zero()) {
+    if (!cv_.wait_for(lock, deadline, answered)) {
+      kill(pid_, SIGKILL);  // Its socket closes: the reader marks it ended, and For starts another.
+      return Status::MachineError("anvil's task server did not answer '" + request.value("op", std::string()) +
+                                  "' within " + std::to_string(deadline.count() / 1000) +
+                                  " s and was stopped (the next candidate starts another)");
+    }
+  } else {
+    cv_.wait(lock, answered);
+  }
   auto it = replies_.find(id);
   if (it == replies_.end()) return Status::MachineError("anvil's task server ended while it was asked");
   nlohmann::json reply = nlohmann::json::parse(it->second, nullptr, false);
@@ -121,16 +132,9 @@ Result<nlohmann::json> TaskServer::Ask(nlohmann::json request, const std::vector
   return reply;
 }
 
-Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared,
-                                                              const TrialCompare* compare, const TimedSets* sets) {
-  if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Status::MachineError(std::string("a trial data socket pair: ") + strerror(errno));
-  }
-  // The server's end goes to it; ours stays only until the session is open.
+nlohmann::json TaskServer::TaskRequest(const Task& task, const PreparedTask& prepared, const TrialCompare* compare) {
   nlohmann::json request = {
-      {"op", "open"}, {"task", task.path.string()}, {"prepared", prepared.dir.string()}, {"seeds", prepared.seeds}};
+      {"task", task.path.string()}, {"prepared", prepared.dir.string()}, {"seeds", prepared.seeds}};
   if (compare != nullptr) {
     request["compare"] = true;
     request["init_seed"] = compare->init_seed;
@@ -141,11 +145,24 @@ Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, 
     request["atol_scale"] = compare->atol_scale;
     request["held_out"] = compare->held_out;
   }
+  // Where no timing set is on the disk the server makes each from its seed.
+  if (!prepared.timing_seeds.empty()) request["timing_seeds"] = prepared.timing_seeds;
+  return request;
+}
+
+Result<std::unique_ptr<TaskServer::Session>> TaskServer::Open(const Task& task, const PreparedTask& prepared,
+                                                              const TrialCompare* compare, const TimedSets* sets) {
+  if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::MachineError(std::string("a trial data socket pair: ") + strerror(errno));
+  }
+  // The server's end goes to it; ours stays only until the session is open.
+  nlohmann::json request = TaskRequest(task, prepared, compare);
+  request["op"] = "open";
   if (sets != nullptr && sets->count > 0) {
     request["sets"] = {{"from", sets->from}, {"count", sets->count}, {"write", sets->write}};
   }
-  // Where no timing set is on the disk the server makes each from its seed.
-  if (!prepared.timing_seeds.empty()) request["timing_seeds"] = prepared.timing_seeds;
   auto reply = Ask(request, {pair[1]});
   close(pair[1]);
   if (!reply.ok() || !reply.value().value("ok", false)) {
@@ -182,6 +199,65 @@ Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_
   }
   if (j.contains("work_ms") && j["work_ms"].is_number()) end.work_ms = j["work_ms"].get<double>();
   return end;
+}
+
+namespace {
+
+// A baseline reply: the reference's own failure, or what `ok` carries; any
+// other is the server's error.
+Result<ServerBaseline> BaselineFrom(const Result<nlohmann::json>& reply, ServerBaseline b) {
+  if (!reply.ok()) return reply.status();
+  const nlohmann::json& j = reply.value();
+  if (j.contains("failed") && j["failed"].is_string()) {
+    b.failed = j["failed"].get<std::string>();
+    return b;
+  }
+  if (!j.value("ok", false)) {
+    return Status::MachineError("anvil's task server could not time the baseline: " +
+                                (j.contains("error") && j["error"].is_string()
+                                     ? j["error"].get<std::string>()
+                                     : std::string("it answered ") + j.dump().substr(0, 200)));
+  }
+  if (j.contains("baseline") && j["baseline"].is_number_unsigned()) b.id = j["baseline"].get<uint64_t>();
+  if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
+    b.compile_seconds = j["compile_seconds"].get<double>();
+  }
+  if (j.contains("times_ms") && j["times_ms"].is_array()) {
+    for (const auto& t : j["times_ms"]) {
+      if (!t.is_number()) return Status::MachineError("anvil's task server answered a baseline time that is no number");
+      b.times_ms.push_back(t.get<double>());
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+Result<ServerBaseline> TaskServer::SetUpBaseline(const Task& task, const PreparedTask& prepared,
+                                                 const TrialCompare& compare, const std::string& mode,
+                                                 std::chrono::milliseconds deadline) {
+  if (prepared.seeds.empty()) return Status::Error("task " + task.name + ": its trial seeds are not known");
+  nlohmann::json request = TaskRequest(task, prepared, &compare);
+  request["op"] = "baseline";
+  request["mode"] = mode;
+  auto b = BaselineFrom(Ask(request, {}, deadline), {});
+  if (b.ok() && b.value().failed.empty() && b.value().id == 0) {
+    return Status::MachineError("anvil's task server set up a baseline without an id");
+  }
+  return b;
+}
+
+Result<ServerBaseline> TaskServer::TimeBaseline(uint64_t id, int warmup, int iters,
+                                                std::chrono::milliseconds deadline) {
+  ServerBaseline b;
+  b.id = id;
+  auto timed = BaselineFrom(
+      Ask({{"op", "baseline_time"}, {"baseline", id}, {"warmup", warmup}, {"iters", iters}}, {}, deadline), b);
+  if (timed.ok() && timed.value().failed.empty() && static_cast<int>(timed.value().times_ms.size()) != iters) {
+    return Status::MachineError("anvil's task server timed " + std::to_string(timed.value().times_ms.size()) +
+                                " baseline calls of " + std::to_string(iters));
+  }
+  return timed;
 }
 
 Result<std::string> TaskServer::Stats() {

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -50,6 +51,18 @@ struct TimedSets {
   std::string from = "trials";  // "timing" | "trials"
   int count = 0;
   bool write = false;
+};
+
+// A baseline the server times (docs/protocol.md, "baselines"), as far as
+// it has gone: set up (its id; torch.compile's first call, in seconds), then
+// timed. `failed`: the reference itself could not run (or compile) there, a
+// fact of the task as the baseline worker reports it; the server's own
+// failures are error statuses instead.
+struct ServerBaseline {
+  uint64_t id = 0;
+  double compile_seconds = 0;
+  std::vector<double> times_ms;
+  std::string failed;
 };
 
 // What the server did for one candidate run.
@@ -120,6 +133,15 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   // the server is gone.
   Result<std::unique_ptr<Session>> Open(const Task& task, const PreparedTask& prepared,
                                         const TrialCompare* compare = nullptr, const TimedSets* sets = nullptr);
+  // Sets up a baseline of `task` (mode "eager" or "compile"): the reference
+  // the server keeps for comparing sessions of `compare`'s settings, on a
+  // copy of trial 0's inputs, compiled and called once for "compile". Its
+  // timed calls wait for TimeBaseline, which ends it; call that once for
+  // every baseline set up (it is the one holding the server's memory).
+  Result<ServerBaseline> SetUpBaseline(const Task& task, const PreparedTask& prepared, const TrialCompare& compare,
+                                       const std::string& mode, std::chrono::milliseconds deadline);
+  // The warmup and timed calls of baseline `id` (anvil has the device alone).
+  Result<ServerBaseline> TimeBaseline(uint64_t id, int warmup, int iters, std::chrono::milliseconds deadline);
   // The server's counts as JSON text: loads, hits, evictions,
   // made_on_request, tasks, kept_bytes, budget_bytes.
   Result<std::string> Stats();
@@ -130,8 +152,14 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   TaskServer() = default;
   static Result<std::shared_ptr<TaskServer>> Start(const Backend& backend, int64_t budget_bytes);
   void ReadLoop();
-  // Sends `request` (its "id" set here) with `fds` and waits for the reply.
-  Result<nlohmann::json> Ask(nlohmann::json request, const std::vector<int>& fds);
+  // Sends `request` (its "id" set here) with `fds` and waits for the reply;
+  // with a `deadline`, that long at most: then the server is stopped (a
+  // server that cannot answer holds what every session needs; the next
+  // candidate starts another) and the error says so.
+  Result<nlohmann::json> Ask(nlohmann::json request, const std::vector<int>& fds,
+                             std::chrono::milliseconds deadline = std::chrono::milliseconds::zero());
+  // The fields of `open` and `baseline` that name the task and its reference.
+  static nlohmann::json TaskRequest(const Task& task, const PreparedTask& prepared, const TrialCompare* compare);
   Result<TrialSessionEnd> SessionReport(const std::string& op, uint64_t id);
 
   int sock_ = -1;
