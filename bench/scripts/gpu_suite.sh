@@ -1,6 +1,6 @@
 #!/bin/bash
 # The GPU suite (the tests labelled gpu: tests/gpu/test_*.py) in parts, each one device call of under 10 minutes,
-# and resumable: PART=0 runs the red-team and device-buffer tests; PART=1..PARTS-1 each take every (PARTS-1)-th
+# and resumable: PART=0 runs the red-team, device-buffer and device-memory-quota tests (TESTS="FILE ...": those alone); PART=1..PARTS-1 each take every (PARTS-1)-th
 # problem of test_gpu_candidates.py (33 problems, 63 candidates; on an H100 the first 16 problems took 12
 # device-minutes in 5 parts, bench/results/trial_buffers_step4_h100.md; the 17 multi-GB problems added since are
 # heavier: measure a part before planning the rest). Verdicts go to
@@ -23,8 +23,10 @@ if ! python3 -c "import pytest" 2>/dev/null; then  # Not in the image: wheels ca
 fi
 # Once per $OUT: a later part in the same call keeps what the earlier ones judged.
 [ -f .gpu-done/gpu_verdicts.jsonl ] && [ ! -f "$OUT/gpu_verdicts.jsonl" ] && cp .gpu-done/gpu_verdicts.jsonl "$OUT/"
-if [ "$PART" = 0 ]; then
-  tests="tests/gpu/test_gpu_redteam.py tests/gpu/test_gpu_trial_buffers.py"
+if [ -n "${TESTS:-}" ]; then  # Named files alone, e.g. TESTS=tests/gpu/test_gpu_device_memory.py.
+  tests=$TESTS
+elif [ "$PART" = 0 ]; then
+  tests="tests/gpu/test_gpu_redteam.py tests/gpu/test_gpu_trial_buffers.py tests/gpu/test_gpu_device_memory.py"
 else
   tests=$(python3 -c "
 import sys; sys.path.insert(0, 'tests/gpu')

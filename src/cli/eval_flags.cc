@@ -12,6 +12,7 @@
 #include "cache/byte_size.h"
 #include "core/cgroup.h"
 #include "core/environment.h"
+#include "run/device_memory.h"
 
 namespace anvil {
 
@@ -82,6 +83,12 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
   cmd->add_option("--quota-cpu", f.quota_cpu,
                   "CPU seconds each candidate run process may use, its threads together (past it the kernel stops "
                   "it: timeout): a number, 'auto' (twice --timeout on every CPU: a backstop) or 'none'")
+      ->capture_default_str();
+  cmd->add_option("--quota-device-memory", f.quota_device_memory,
+                  "Device memory each candidate run may hold (cuda backend), its processes together by the "
+                  "driver's count (NVML), read every 20 ms: past it anvil kills the run (runtime_error, stage "
+                  "device_memory_quota): a size (40G), 'auto' (half the device's memory; the other half is the task "
+                  "server's) or 'none'")
       ->capture_default_str();
   cmd->add_option("--cache-max-size", f.cache_max_size,
                   "Bound on the cache folder, kept by evicting least recently used entries while anvil runs (as "
@@ -279,6 +286,23 @@ Result<JobQuota> RunQuota(const EvalFlags& f) {
       return Status::Error("--quota-cpu takes whole seconds, 'auto' or 'none', not '" + f.quota_cpu + "'");
     }
     q.cpu_seconds = std::stoull(f.quota_cpu);  // 0: none.
+  }
+  std::optional<std::uint64_t> device_asked;
+  if (f.quota_device_memory != "auto" && f.quota_device_memory != "none") {
+    device_asked = ParseSize(f.quota_device_memory);
+    if (!device_asked) {
+      return Status::Error("--quota-device-memory takes a size (40G, 512M, bytes), 'auto' or 'none', not '" +
+                           f.quota_device_memory + "'");
+    }
+  }
+  if (f.quota_device_memory != "none" && f.backend == "cuda") {
+    std::string why_not;
+    auto reader = NvmlReader(&why_not);
+    if (reader == nullptr && device_asked && *device_asked > 0) {
+      return Status::Error("--quota-device-memory " + f.quota_device_memory + ": this machine cannot keep it (" +
+                           why_not + "); use --quota-device-memory none to run without");
+    }
+    if (reader != nullptr) q.device_memory_bytes = device_asked ? *device_asked : reader->DeviceBytes() / 2;
   }
   if (f.quota_pids < 0) return Status::Error("--quota-pids takes 0 (none) or more");
   if (f.quota_pids > 0) {

@@ -36,12 +36,13 @@ struct EvalFlags {
   std::string held_out = "none";  // "none" | "auto": held-out input sets for tasks without a sidecar's.     // Compiles
                                   // ahead of the runs, node-wide; -1: CompileAhead's default.
   std::string gpus = "all";       // How many GPUs of the node: a number or "all".
-  std::string policy = "musacoder";     // The verdict policy (verify/policy.h).
-  std::string quota_memory = "auto";    // Each candidate process's memory: a size, "auto" or "none".
-  int quota_pids = 4096;                // Its processes and threads at once; 0: none.
-  std::string quota_cpu = "auto";       // A run process's CPU seconds: a number, "auto" or "none".
-  int infra_retries = 2;                // EvalOptions::infra_retries.
-  std::string cache_max_size = "auto";  // A size, 'auto' (half the cache's disk) or 'none'.
+  std::string policy = "musacoder";          // The verdict policy (verify/policy.h).
+  std::string quota_memory = "auto";         // Each candidate process's memory: a size, "auto" or "none".
+  int quota_pids = 4096;                     // Its processes and threads at once; 0: none.
+  std::string quota_cpu = "auto";            // A run process's CPU seconds: a number, "auto" or "none".
+  std::string quota_device_memory = "auto";  // A cuda run's device memory: a size, "auto" or "none".
+  int infra_retries = 2;                     // EvalOptions::infra_retries.
+  std::string cache_max_size = "auto";       // A size, 'auto' (half the cache's disk) or 'none'.
 };
 
 // The candidate processes' quotas from --quota-memory and --quota-pids: a

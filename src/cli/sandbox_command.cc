@@ -15,6 +15,7 @@
 #include "core/cgroup.h"
 #include "core/environment.h"
 #include "integrity/candidate_sandbox.h"
+#include "run/device_memory.h"
 
 namespace anvil {
 namespace {
@@ -59,6 +60,15 @@ int Run(const SandboxCheckArgs& a) {
   // The quotas' mechanisms (core/cgroup.h): not a layer to probe, the kernel's.
   std::printf("\nQuotas (--quota-memory, --quota-pids): %s\n", JobCgroup::Mechanisms().c_str());
   std::printf("CPU time (--quota-cpu): RLIMIT_CPU of each run process, set in its sandbox\n");
+  {
+    std::string why_not;
+    auto nvml = NvmlReader(&why_not);
+    std::printf("Device memory (--quota-device-memory, cuda): %s\n",
+                nvml ? ("NVML's per-process count, every 20 ms (the smallest device: " +
+                        std::to_string(nvml->DeviceBytes() >> 20) + " MiB)")
+                           .c_str()
+                     : ("none: " + why_not).c_str());
+  }
   if (!a.switches.empty()) return first_working.empty() && !full_ok ? kExitFailure : kExitOk;  // As asked: no advice.
   if (full_ok) {
     std::printf("\nThe full sandbox works with the %s device here.\n", a.backend.c_str());

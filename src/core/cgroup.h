@@ -32,6 +32,10 @@ struct JobQuota {
   // CPU seconds of each process (RLIMIT_CPU, set by its sandbox, not a
   // control group): SIGXCPU past it; 0: none.
   std::uint64_t cpu_seconds = 0;
+  // Device memory of the run's processes together (NVML's per-process
+  // accounting, run/device_memory.h; not a control group): killed past it;
+  // 0: none.
+  std::uint64_t device_memory_bytes = 0;
 
   bool any() const { return memory_bytes > 0 || pids > 0; }
 };

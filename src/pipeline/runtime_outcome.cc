@@ -34,6 +34,9 @@ void QuotasFrom(const RunOutcome& r, Verdict& v) {
   if (r.quota.memory_bytes > 0) v.quotas["run_memory_bytes"] = static_cast<double>(r.quota.memory_bytes);
   if (r.quota.pids > 0) v.quotas["run_pids"] = r.quota.pids;
   if (r.quota.cpu_seconds > 0) v.quotas["run_cpu_seconds"] = static_cast<double>(r.quota.cpu_seconds);
+  if (r.quota.device_memory_bytes > 0) {
+    v.quotas["run_device_memory_bytes"] = static_cast<double>(r.quota.device_memory_bytes);
+  }
 }
 
 bool RuntimeCheat(Verdict& v, RuleHit hit, const char* skipped) {

@@ -16,6 +16,7 @@
 #include "core/python.h"
 #include "core/report_pipe.h"
 #include "integrity/candidate_sandbox.h"
+#include "run/device_memory.h"
 #include "run/worker_report.h"
 
 namespace anvil {
@@ -210,9 +211,26 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     group = std::move(made.value());
     spec.cgroup = group;
   }
+  // The run's device memory, watched while it runs (its processes are its
+  // control group's).
+  std::optional<DeviceMemoryWatch> device_watch;
+  if (request.quota.device_memory_bytes > 0 && backend.kind() == BackendKind::kCuda) {
+    std::string why_not;
+    auto reader = NvmlReader(&why_not);
+    if (reader == nullptr) return Status::Error("cannot keep the candidate's device-memory quota: " + why_not);
+    if (!group) return Status::Error("cannot keep the candidate's device-memory quota without a control group");
+    device_watch.emplace(
+        reader, request.quota.device_memory_bytes, [g = group.get()] { return g->Processes(); },
+        [g = group.get()] { g->KillAll(); });
+  }
   auto r = RunProcess(spec);
   RunOutcome out;
   out.quota = request.quota;
+  if (device_watch) {
+    device_watch->Stop();
+    out.device_memory_peak_bytes = device_watch->peak_bytes();
+    out.device_memory_over = device_watch->over();
+  }
   if (group) {
     out.usage = group->Usage();
     group.reset();  // Kills what the candidate left running (also outside its process group).
@@ -250,6 +268,12 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     out.stage = "cpu_quota";
     out.message = "the candidate's process used up its CPU-time quota of " + std::to_string(out.quota.cpu_seconds) +
                   " s (its threads together) and the kernel stopped it";
+  } else if (out.device_memory_over) {
+    // The driver's count, read by anvil: the kill was anvil's.
+    out.timed_out = false;
+    out.stage = "device_memory_quota";
+    out.message =
+        "the candidate's process " + OverDeviceMemoryQuota(out.quota.device_memory_bytes, out.device_memory_peak_bytes);
   } else if (!p.Succeeded() && out.usage.oom_kills > 0) {
     // The kernel's count, not anything the candidate printed.
     out.stage = "memory_quota";

@@ -60,6 +60,10 @@ struct RunOutcome {
   // The quotas the run had (RunRequest::quota; zeros: none) and what the
   // kernel counted against them.
   JobQuota quota;
+  // The device memory its processes held together at most (a watched cuda
+  // run), and whether that passed the quota (anvil killed them then).
+  std::uint64_t device_memory_peak_bytes = 0;
+  bool device_memory_over = false;
   JobUsage usage;
 };
 

@@ -110,6 +110,12 @@ std::string MakeFeedback(const Verdict& v) {
                ". Use less memory: allocate once, reuse buffers, and do not hold more than the inputs and outputs "
                "need.\n";
       }
+      if (v.run.stage == "device_memory_quota") {
+        // The driver's count, read by anvil (run/device_memory.h).
+        return "Runtime error: " + v.run.message +
+               ". Use less device memory: allocate workspaces once and reuse them, free temporaries, and do not "
+               "hold more than the inputs, outputs and a working set need.\n";
+      }
       std::string where = v.run.stage.empty() ? "" : " during " + v.run.stage;
       std::string text = "Runtime error" + where;
       if (v.run.term_signal != 0) {

@@ -3,6 +3,7 @@ quota of processes and threads. A bomb meets its quota and is the candidate's fa
 count (never by what the candidate prints); its honest twin passes under the same quotas. Each bomb is bounded
 (2 GiB, 512 threads) so that a quota that did not hold would cost this machine little."""
 
+import ctypes.util
 import json
 import shutil
 import subprocess
@@ -77,11 +78,23 @@ def test_without_quotas_the_run_has_no_cgroup_layer():
 
 @pytest.mark.parametrize("flag,value,says", [("--quota-memory", "lots", "--quota-memory takes a size"),
                                              ("--quota-pids", "-1", "--quota-pids takes 0"),
-                                             ("--quota-cpu", "2.5", "--quota-cpu takes whole seconds")])
+                                             ("--quota-cpu", "2.5", "--quota-cpu takes whole seconds"),
+                                             ("--quota-device-memory", "most", "--quota-device-memory takes a size")])
 def test_malformed_quotas_are_refused_by_name(flag, value, says):
     proc = run_anvil("eval", "-t", RELU, "-c", HONEST, "-b", "cpu", flag, value)
     assert proc.returncode == 2, proc.stderr
     assert says in proc.stderr
+
+
+def test_a_device_memory_quota_this_machine_cannot_keep_is_refused_by_name():
+    """The device-memory quota is read from NVML (tests/gpu/test_gpu_device_memory.py holds it on a GPU): asked for by
+    name where NVML is not, it is refused, never silently dropped; `auto` runs without it there."""
+    if ctypes.util.find_library("nvidia-ml"):
+        pytest.skip("NVML is here: tests/gpu/test_gpu_device_memory.py")
+    proc = run_anvil("eval", "-t", RELU, "-c", HONEST, "-b", "cuda", "--quota-device-memory", "4G")
+    assert proc.returncode == 2, proc.stderr
+    assert "--quota-device-memory 4G: this machine cannot keep it (NVML is not here" in proc.stderr, proc.stderr
+    assert "--quota-device-memory none" in proc.stderr
 
 
 def test_a_descriptor_bomb_meets_its_open_files_quota():

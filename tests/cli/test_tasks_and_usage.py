@@ -183,6 +183,7 @@ def test_sandbox_check_reports_layers_and_works_on_the_cpu():
     # The quotas' mechanisms this machine allows (cgroup v1's memory and pids here), or why none.
     assert "Quotas (--quota-memory, --quota-pids): " in proc.stdout, proc.stdout
     assert "CPU time (--quota-cpu): RLIMIT_CPU" in proc.stdout, proc.stdout
+    assert "Device memory (--quota-device-memory, cuda): " in proc.stdout, proc.stdout  # NVML's, or why none.
     bad = run_anvil("sandbox-check", "--backend", "tpu")
     assert bad.returncode == 2 and "tpu" in bad.stderr
     # One variant, with an extra readable path for a driver (ANVIL_SANDBOX_READ; a missing one is skipped): the
