@@ -486,13 +486,16 @@ class Server:
                 self.reply(dict(self.recheck(request), id=request.get("id")))
             elif op in ("baseline", "baseline_time"):
                 # Off this thread: building the reference, torch.compile and the timed calls take seconds.
-                run = self.baseline_set_up if op == "baseline" else self.baseline_time
-                threading.Thread(target=lambda: self.reply(dict(run(request), id=request.get("id"))),
-                                 daemon=True).start()
+                answer = self.baseline_set_up if op == "baseline" else self.baseline_time
+                threading.Thread(target=self.answer_apart, args=(answer, request), daemon=True).start()
             else:
                 for fd in fds:
                     os.close(fd)
                 self.reply({"id": request.get("id"), "error": f"unknown request {op!r}"})
+
+    def answer_apart(self, answer, request):
+        """answer(request)'s reply, with the request's id (on a thread of its own: the requests go on meanwhile)."""
+        self.reply(dict(answer(request), id=request.get("id")))
 
     def open(self, request, fd):
         session = _Session(request.get("id"), socket.socket(fileno=fd), request, self.device)

@@ -567,3 +567,24 @@ def test_a_baseline_request_the_server_cannot_take_is_an_error(server, request_)
     reply = server.ask(dict(request_, task=str(TASKS / "relu.py"), prepared=str(TASKS / "relu.py"), seeds=["1"]))
     assert "error" in reply and "ok" not in reply, reply
     assert server.ask({"op": "stats"})["loads"] == 0
+
+
+def test_a_baseline_answers_its_own_request_while_others_come_in(server, tmp_path):
+    # Its set-up runs on a thread of its own while the server reads the next requests: each reply keeps its id.
+    task = tmp_path / "slow_init.py"
+    task.write_text(SLOW_DRAWS)
+    trial_channel.send(server.control, {"op": "baseline", "id": 501, "task": str(task), "prepared": str(task),
+                                        "seeds": ["1"], "mode": "eager"})
+    trial_channel.send(server.control, {"op": "stats", "id": 502})
+    trial_channel.send(server.control, {"op": "baseline", "id": 503, "task": str(TASKS / "relu.py"),
+                                        "prepared": str(TASKS / "relu.py"), "seeds": ["2"], "mode": "eager"})
+    replies = {}
+    while len(replies) < 3:
+        reply, _ = trial_channel.receive(server.control)
+        replies[reply["id"]] = reply
+    assert set(replies) == {501, 502, 503}
+    assert replies[501]["ok"] and replies[503]["ok"] and replies[501]["baseline"] != replies[503]["baseline"], replies
+    assert "loads" in replies[502]
+    for k in (501, 503):
+        timed = server.ask({"op": "baseline_time", "baseline": replies[k]["baseline"], "warmup": 0, "iters": 2})
+        assert timed["ok"] and len(timed["times_ms"]) == 2, timed
