@@ -19,6 +19,7 @@
 #include "run/call_clock.h"
 #include "run/candidate_run.h"
 #include "tasks/task_server.h"
+#include "verify/feedback.h"
 #include "verify/roofline.h"
 
 namespace anvil {
@@ -173,9 +174,9 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     if (t.ok) continue;
     RuntimeCheat(v, "perf.recheck",
                  "while being timed, the output for input set " + std::to_string(k) +
-                     " no longer matched the reference (" + t.problem +
-                     ") although every correctness trial did: the kernel replays, batches or detects the timing "
-                     "phase (or is nondeterministic)",
+                     " no longer matched the reference although every correctness trial did: the kernel replays, "
+                     "batches or detects the timing phase (or is nondeterministic). Its last output for that set: " +
+                     MismatchText(t),
                  "outputs of timed calls were wrong");
     return;
   }

@@ -19,6 +19,34 @@ std::string Index(const std::vector<int64_t>& idx) {
   return s + "]";
 }
 
+}  // namespace
+
+std::string MismatchText(const TrialCheck& t) {
+  if (t.problem == "output count") return "returned a different number of outputs than the reference.";
+  for (const auto& o : t.outputs) {
+    const CompareResult& r = o.result;
+    if (r.ok) continue;
+    if (r.problem == "shape" || r.problem == "dtype") return "output " + o.name + " has the wrong " + r.problem + ".";
+    std::string text = "output " + o.name + " differs in " + std::to_string(r.mismatches) + " of " +
+                       std::to_string(r.elements) + " elements (max abs error " + Num(r.max_abs_error) +
+                       ", max rel error " + Num(r.max_rel_error) + "; tolerance atol=" + Num(o.tolerance.atol) +
+                       " rtol=" + Num(o.tolerance.rtol) + ").";
+    if (r.first_mismatch >= 0) {
+      text += " First mismatch at index " + Index(r.first_mismatch_index) + ": expected " + Num(r.expected_at_first) +
+              ", got " + Num(r.actual_at_first) + ".";
+    }
+    if (r.nonfinite_mismatches > 0) {
+      text += " " + std::to_string(r.nonfinite_mismatches) +
+              " elements are NaN/Inf where the reference is finite (outputs start as NaN: was every element "
+              "written?).";
+    }
+    return text;
+  }
+  return t.problem.empty() ? "it did not match." : t.problem + ".";
+}
+
+namespace {
+
 std::string WrongAnswerText(const Verdict& v) {
   const CorrectGate& c = v.correct;
   std::string text = "Wrong answer: " + std::to_string(c.passed) + " of " + std::to_string(c.trials) +
@@ -45,35 +73,9 @@ std::string WrongAnswerText(const Verdict& v) {
     }
   }
   for (const auto& [label, trial] : failed) {
-    const TrialCheck& t = *trial;
-    if (t.ok) continue;
-    text += label + ": ";
-    if (t.problem == "output count") {
-      text += "returned a different number of outputs than the reference.\n";
-      return text;
-    }
-    for (const auto& o : t.outputs) {
-      const CompareResult& r = o.result;
-      if (r.ok) continue;
-      if (r.problem == "shape" || r.problem == "dtype") {
-        text += "output " + o.name + " has the wrong " + r.problem + ".\n";
-        return text;
-      }
-      text += "output " + o.name + " differs in " + std::to_string(r.mismatches) + " of " + std::to_string(r.elements) +
-              " elements (max abs error " + Num(r.max_abs_error) + ", max rel error " + Num(r.max_rel_error) +
-              "; tolerance atol=" + Num(o.tolerance.atol) + " rtol=" + Num(o.tolerance.rtol) + ").";
-      if (r.first_mismatch >= 0) {
-        text += " First mismatch at index " + Index(r.first_mismatch_index) + ": expected " + Num(r.expected_at_first) +
-                ", got " + Num(r.actual_at_first) + ".";
-      }
-      if (r.nonfinite_mismatches > 0) {
-        text += " " + std::to_string(r.nonfinite_mismatches) +
-                " elements are NaN/Inf where the reference is finite (outputs start as NaN: was every element "
-                "written?).";
-      }
-      text += "\n";
-      return text;
-    }
+    if (trial->ok) continue;
+    text += label + ": " + MismatchText(*trial) + "\n";
+    return text;
   }
   return text;
 }

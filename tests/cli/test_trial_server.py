@@ -278,6 +278,9 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
     (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
     assert by_files["status"] == "cheat", by_files["feedback"]
     assert "perf.recheck" in [h["rule"] for h in by_files["gates"]["legal"]["hits"]], by_files["feedback"]
+    # The hit says how the last output differed: enough to tell a replay from rounding.
+    (recheck,) = [h for h in by_files["gates"]["legal"]["hits"] if h["rule"] == "perf.recheck"]
+    assert "output out0 differs in " in recheck["message"] and "First mismatch at index" in recheck["message"], recheck
     (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)
     assert "perf.recheck" not in [h["rule"] for h in by_server["gates"]["legal"]["hits"]], by_server["feedback"]
     assert by_server["gates"]["perf"]["rechecked"], by_server["gates"]["perf"]
