@@ -135,14 +135,14 @@ class Tasks:
             if entry.error is None and entry.trials is not None:
                 return
             self._forget(entry.key)
-        self._give_back_memory()
+        self.give_back_memory()
 
     def _forget(self, key):
         """Drops a task (under self.lock)."""
         entry = self.entries.pop(key)
         sys.modules.pop(entry.module_name, None)
 
-    def _give_back_memory(self):
+    def give_back_memory(self):
         """What the server dropped goes back to the device (torch's caching allocator would keep it for this
         process alone): the candidate and the baselines need it."""
         if self.device.type == "cuda":
@@ -166,7 +166,7 @@ class Tasks:
             for key in unused:
                 self._forget(key)
                 self.counts["evictions"] += 1
-        self._give_back_memory()
+        self.give_back_memory()
         if self._free() >= need:
             return
         with self.lock:
@@ -178,7 +178,7 @@ class Tasks:
                     entry.sets = None  # Views of the trials' inputs.
                 entry.set_expected = {key: v for key, v in entry.set_expected.items() if key[0] != "trials"}
             self.counts["dropped_for_room"] += 1
-        self._give_back_memory()
+        self.give_back_memory()
 
     def _load(self, entry):
         try:
@@ -787,7 +787,7 @@ class Server:
             return {"error": f"{type(e).__name__}: {e}"}
         baseline = _Baseline(entry, mode)
         try:
-            compile_seconds = _baseline_set_up(self.tasks, baseline)
+            compile_seconds = baseline.set_up(self.tasks)
         except TaskError as e:  # The task's own code: the baseline cannot run (as the baseline worker says it).
             self._end_baseline(baseline)
             return {"failed": f"{e.message} [stage: {e.stage}]"}
@@ -828,7 +828,7 @@ class Server:
             with self.tasks.task_code:
                 torch._dynamo.reset()  # Its compiled code, guarded on the kept model, goes with it.
         self.tasks.release(baseline.entry)
-        self.tasks._give_back_memory()
+        self.tasks.give_back_memory()
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
@@ -890,25 +890,24 @@ class _Baseline:
         self.fn = entry.model
         self.inputs = None
 
-
-def _baseline_set_up(tasks, baseline):
-    """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its compile_seconds."""
-    entry = baseline.entry
-    inputs = tasks.trial(entry, 0, reference=False)[0]
-    baseline.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-    if baseline.mode != "compile":
-        return None
-    # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches and the generator
-    # are the process's (Tasks.task_code).
-    with tasks.task_code:
-        set_tf32(entry.tf32)
-        begin = time.perf_counter()
-        baseline.fn = torch.compile(entry.model)
-        with torch.no_grad():
-            baseline.fn(*baseline.inputs)
-        if tasks.device.type == "cuda":
-            torch.cuda.synchronize(tasks.device)
-        return time.perf_counter() - begin
+    def set_up(self, tasks):
+        """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its
+        compile_seconds (None for `eager`)."""
+        inputs = tasks.trial(self.entry, 0, reference=False)[0]
+        self.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        if self.mode != "compile":
+            return None
+        # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches and the
+        # generator are the process's (Tasks.task_code).
+        with tasks.task_code:
+            set_tf32(self.entry.tf32)
+            begin = time.perf_counter()
+            self.fn = torch.compile(self.entry.model)
+            with torch.no_grad():
+                self.fn(*self.inputs)
+            if tasks.device.type == "cuda":
+                torch.cuda.synchronize(tasks.device)
+            return time.perf_counter() - begin
 
 
 def main(argv=None):

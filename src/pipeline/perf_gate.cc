@@ -90,15 +90,16 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
       server.value()->SetUpBaseline(task, prepared, ServerCompare(task, prepared), BaselineModeName(mode), deadline);
   if (!set_up.ok()) return set_up.status();
   nlohmann::json out = {{"mode", BaselineModeName(mode)}, {"times_ms", nlohmann::json::array()}, {"error", nullptr}};
-  if (set_up.value().failed.empty()) {
+  std::string failed = set_up.value().failed;  // The reference's own failure, at either step.
+  if (failed.empty()) {
     if (mode == BaselineMode::kCompile) out["compile_seconds"] = set_up.value().compile_seconds;
     if (hooks.before_timing) hooks.before_timing();
     auto timed = server.value()->TimeBaseline(set_up.value().id, options.warmup, options.iters, deadline);
     if (!timed.ok()) return timed.status();
     out["times_ms"] = timed.value().times_ms;
-    set_up = std::move(timed);
+    failed = timed.value().failed;
   }
-  if (!set_up.value().failed.empty()) out["error"] = set_up.value().failed;
+  if (!failed.empty()) out["error"] = failed;
   return out.dump();
 }
 

@@ -226,10 +226,12 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   auto r = RunProcess(spec);
   RunOutcome out;
   out.quota = request.quota;
+  std::string device_watch_error;
   if (device_watch) {
     device_watch->Stop();
     out.device_memory_peak_bytes = device_watch->peak_bytes();
     out.device_memory_over = device_watch->over();
+    device_watch_error = device_watch->error();
   }
   if (group) {
     out.usage = group->Usage();
@@ -239,6 +241,10 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   if (clock) out.timed = clock->Finish();  // Joins the clock's thread: `announced` is settled.
   report.Finish();
   if (!r.ok()) return r.status();
+  if (!device_watch_error.empty()) {
+    // The quota was not kept for the rest of the run: never a run without it (the machine's failure).
+    return Status::Error("cannot keep the candidate's device-memory quota: " + device_watch_error);
+  }
 
   const ProcessResult& p = r.value();
   if (p.not_ready) {

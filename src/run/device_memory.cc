@@ -132,7 +132,8 @@ std::shared_ptr<DeviceMemoryReader> NvmlReader(std::string* why_not) {
   static std::shared_ptr<Nvml> nvml = Nvml::Open(&why);
   if (why_not != nullptr) *why_not = why;
   if (nvml == nullptr) return nullptr;
-  // Each caller its own lock around the shared reader's buffers.
+  // Each caller gets a handle that reads under the one lock (the reader's
+  // buffer is shared).
   struct Locked : DeviceMemoryReader {
     Result<std::map<pid_t, std::uint64_t>> Read() override {
       std::lock_guard<std::mutex> lock(mu);
