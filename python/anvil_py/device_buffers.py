@@ -185,6 +185,18 @@ def _prepared(device, dtype, shape):
     return d, d.padded(device, dtype.itemsize * math.prod(shape))
 
 
+_zeroing = {}
+_zeroing_lock = threading.Lock()
+
+
+def _zeroing_stream(device):
+    """A stream of cuda `device` that zeroes new buffers and does nothing else (fresh memory waits for no work)."""
+    with _zeroing_lock:
+        if device not in _zeroing:
+            _zeroing[device] = torch.cuda.Stream(device=device)
+        return _zeroing[device]
+
+
 def new_buffer(device, dtype, shape):
     """(fd, tensor): a zeroed allocation of its own for a tensor of `dtype` and `shape` on cuda `device` (an index),
     exported as a POSIX descriptor (the caller closes it), and this side's mapping of it as a tensor; the allocation
@@ -200,7 +212,13 @@ def new_buffer(device, dtype, shape):
         mapping.release()
         raise
     tensor, whole = _tensor(mapping, dtype, shape)
-    whole.zero_()  # The padding too: nothing of an earlier user of the memory is left in it.
+    # The padding too: nothing of an earlier user of the memory is left in it. Zeroed on a stream of its own and
+    # finished before the descriptor leaves: queued behind this side's work, the zeroing would land after an
+    # importer's first write and wipe it (tests/gpu/test_gpu_trial_buffers.py).
+    stream = _zeroing_stream(device)
+    with torch.cuda.stream(stream):
+        whole.zero_()
+    stream.synchronize()
     return fd.value, tensor
 
 
