@@ -101,6 +101,11 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "suspect_candidate (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10));
+  cmd->add_option("--idle-device-wait", f.idle_device_wait,
+                  "Seconds anvil waits, before retrying a candidate whose device ran out of memory while other "
+                  "processes held some of it, for them to leave; then its verdict stays infra_error (docs/verdict.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
   cmd->add_option("--policy", f.policy,
                   "Rules that decide what is correct and legal (docs/rules.md): musacoder (the MusaCoder paper's: "
                   "custom kernels only), kernelbench (KernelBench's eval: torch ops allowed, its static checker), "
@@ -194,6 +199,7 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   if (!quota.ok()) return quota.status();
   o.run_quota = quota.value();
   o.infra_retries = f.infra_retries;
+  o.idle_device_wait = std::chrono::seconds(f.idle_device_wait);
   if (f.cache_max_size == "none") {
     o.cache_bound = CacheBound{};
   } else if (f.cache_max_size != "auto") {

@@ -42,6 +42,7 @@ struct EvalFlags {
   std::string quota_cpu = "auto";            // A run process's CPU seconds: a number, "auto" or "none".
   std::string quota_device_memory = "auto";  // A cuda run's device memory: a size, "auto" or "none".
   int infra_retries = 2;                     // EvalOptions::infra_retries.
+  int idle_device_wait = 120;                // Seconds: EvalOptions::idle_device_wait.
   std::string cache_max_size = "auto";       // A size, 'auto' (half the cache's disk) or 'none'.
 };
 

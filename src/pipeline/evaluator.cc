@@ -23,6 +23,7 @@
 #include "pipeline/server_trials.h"
 #include "pipeline/stage_clock.h"
 #include "run/candidate_run.h"
+#include "run/device_memory.h"
 #include "tasks/task_server.h"
 #include "verify/compare.h"
 #include "verify/feedback.h"
@@ -764,6 +765,17 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     }
     if (!run.value().timed.infra.empty()) {
       infra("anvil failed between two timed calls (not the candidate's doing): " + run.value().timed.infra);
+      return checked;
+    }
+    if (const RunOutcome& r = run.value(); !r.ok && !r.device_memory_over && r.device_others_peak_bytes > 0 &&
+                                           SaysDeviceOutOfMemory(r.message + "\n" + r.stderr_tail)) {
+      // The candidate's words alone make no infra_error: the driver saw
+      // another process's memory on the device. Where the failure recurs
+      // alone on an idle device, it is the candidate's (pipeline/infra_retry.cc).
+      v.device_busy = true;
+      infra("the device ran out of memory while processes other than the candidate's held up to " +
+            std::to_string(r.device_others_peak_bytes >> 20) + " MiB of it (" + r.device_others +
+            "): not the candidate's doing. The candidate said: " + r.message.substr(0, 300));
       return checked;
     }
     RunOutcome trials = run.value();

@@ -64,6 +64,10 @@ struct EvalOptions {
   // to this many times, each alone on the machine after a health probe
   // (pipeline/infra_retry.cc); 0: never.
   int infra_retries = 2;
+  // Before retrying a candidate whose device ran out of memory while other
+  // processes held some of it, anvil waits this long at most for them to
+  // leave; then the verdict stays infra_error (never the candidate's).
+  std::chrono::milliseconds idle_device_wait{120000};
   // The trials come from the device's task server (tasks/task_server.h:
   // inputs made from their seeds, passed as memfds; outputs handed back and
   // compared there) rather than the prepared folder's files, streamed tasks
@@ -141,6 +145,9 @@ class Evaluator {
   // EvalOptions::infra_retries times, alone among this process's evaluations,
   // each after the machine judged its health probe (a bundled relu) right; if
   // every try fails so, the verdict is runtime_error, `suspect_candidate`.
+  // A device that ran out of memory while other processes held some of it
+  // (Verdict::device_busy) is tried again once they left, and stays
+  // infra_error if they do not.
   Verdict Evaluate(const Task& task, const std::filesystem::path& candidate, const Lanes& lanes = {});
 
   const Backend& backend() const { return backend_; }
@@ -155,6 +162,10 @@ class Evaluator {
   // task and its honest kernel for this backend) `pass`; an error says what
   // it got instead. Perf off; through an evaluator of its own.
   Status ProbeHealth();
+  // Whether no process but anvil's planned ones holds device memory, within
+  // EvalOptions::idle_device_wait (NVML's count; Ok where NVML is not); an
+  // error names who held it.
+  Status WaitForIdleDevice();
   // Whether this machine can judge `task` at all: its own reference run as a
   // kernelbench-format candidate (`ModelNew = Model`), under the
   // kernelbench-v0.1 policy with the static rules' verdicts off, gets a

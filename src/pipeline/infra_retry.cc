@@ -17,6 +17,7 @@
 #include "core/files.h"
 #include "pipeline/device_gate.h"
 #include "pipeline/evaluator.h"
+#include "run/device_memory.h"
 #include "verify/feedback.h"
 #include "verify/policy.h"
 
@@ -90,6 +91,16 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
     // No other evaluation of this process starts until the retry ends; those
     // running finish first.
     ExclusiveDeviceHold alone(JobsGate());
+    // A device out of memory is tried again on an idle device (the task
+    // server's failure says so in its error, a candidate's run in device_busy).
+    if (v.device_busy || (backend_.kind() == BackendKind::kCuda && SaysDeviceOutOfMemory(v.error))) {
+      if (Status idle = WaitForIdleDevice(); !idle.ok()) {
+        v.error += "\n[anvil] not tried again: " + idle.message() +
+                   ". Judge it again once nothing else runs on the device (or give anvil a device of its own)";
+        v.feedback = MakeFeedback(v);
+        break;
+      }
+    }
     if (Status healthy = ProbeHealth(); !healthy.ok()) {
       v.error +=
           "\n[anvil] not tried again: the machine failed its health probe (" + FirstLine(healthy.message()) + ")";
@@ -99,7 +110,8 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
     v = EvaluateOnce(task, candidate, lanes);
     v.infra_retries = k + 1;
   }
-  if (retryable() && v.infra_retries == options_.infra_retries) {
+  // A device others held is never the candidate's doing, however often.
+  if (retryable() && v.infra_retries == options_.infra_retries && !v.device_busy) {
     errors.push_back(v.error);
     ExclusiveDeviceHold alone(JobsGate());
     if (Status judgeable = ProbeTask(task); !judgeable.ok()) {
@@ -148,6 +160,13 @@ Status Evaluator::ProbeTask(const Task& task) {
   if (v.status != VerdictStatus::kInfraError || !v.infra_while_candidate) return Status::Ok();
   return Status::MachineError("the task's own reference, run as the candidate, failed inside anvil too (" +
                               FirstLine(v.error) + ")");
+}
+
+Status Evaluator::WaitForIdleDevice() {
+  auto reader = NvmlReader();
+  if (reader == nullptr) return Status::Ok();  // Cannot tell: tried again as without the driver's count.
+  // Only anvil's planned processes (the task server) may stay.
+  return anvil::WaitForIdleDevice(*reader, PlannedDeviceProcesses(), options_.idle_device_wait);
 }
 
 Status Evaluator::ProbeHealth() {

@@ -221,7 +221,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     if (!group) return Status::Error("cannot keep the candidate's device-memory quota without a control group");
     device_watch.emplace(
         reader, request.quota.device_memory_bytes, [g = group.get()] { return g->Processes(); },
-        [g = group.get()] { g->KillAll(); });
+        [g = group.get()] { g->KillAll(); }, PlannedDeviceProcesses());
   }
   auto r = RunProcess(spec);
   RunOutcome out;
@@ -231,6 +231,8 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     device_watch->Stop();
     out.device_memory_peak_bytes = device_watch->peak_bytes();
     out.device_memory_over = device_watch->over();
+    out.device_others_peak_bytes = device_watch->others_peak_bytes();
+    out.device_others = device_watch->others();
     device_watch_error = device_watch->error();
   }
   if (group) {

@@ -64,6 +64,10 @@ struct RunOutcome {
   // run), and whether that passed the quota (anvil killed them then).
   std::uint64_t device_memory_peak_bytes = 0;
   bool device_memory_over = false;
+  // What other processes on the device held at most meanwhile (but anvil's
+  // planned ones, run/device_memory.h), and who they were then.
+  std::uint64_t device_others_peak_bytes = 0;
+  std::string device_others;
   JobUsage usage;
 };
 

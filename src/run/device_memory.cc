@@ -1,11 +1,16 @@
 #include "run/device_memory.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <mutex>
 #include <set>
+#include <utility>
+
+#include "core/files.h"
 
 namespace anvil {
 namespace {
@@ -146,11 +151,12 @@ std::shared_ptr<DeviceMemoryReader> NvmlReader(std::string* why_not) {
 
 DeviceMemoryWatch::DeviceMemoryWatch(std::shared_ptr<DeviceMemoryReader> reader, std::uint64_t quota_bytes,
                                      std::function<std::vector<pid_t>()> pids, std::function<void()> over,
-                                     std::chrono::milliseconds every)
+                                     std::vector<pid_t> planned, std::chrono::milliseconds every)
     : reader_(std::move(reader)),
       quota_(quota_bytes),
       pids_(std::move(pids)),
       on_over_(std::move(over)),
+      planned_(std::move(planned)),
       every_(every),
       thread_([this] { Loop(); }) {}
 
@@ -170,6 +176,11 @@ std::string DeviceMemoryWatch::error() const {
   return error_;
 }
 
+std::string DeviceMemoryWatch::others() const {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return others_;
+}
+
 void DeviceMemoryWatch::Loop() {
   while (!stop_) {
     auto used = reader_->Read();
@@ -178,13 +189,25 @@ void DeviceMemoryWatch::Loop() {
       error_ = used.message();
       return;
     }
-    std::uint64_t held = 0;
-    const std::vector<pid_t> pids = pids_();
+    std::uint64_t held = 0, others = 0;
+    std::vector<pid_t> pids = pids_();
     const std::set<pid_t> ours(pids.begin(), pids.end());
+    const std::set<pid_t> planned(planned_.begin(), planned_.end());
     for (const auto& [pid, bytes] : used.value()) {
-      if (ours.count(pid) > 0) held += bytes;
+      if (ours.count(pid) > 0) {
+        held += bytes;
+      } else if (planned.count(pid) == 0) {
+        others += bytes;
+      }
     }
     if (held > peak_) peak_ = held;
+    if (others > others_peak_) {
+      others_peak_ = others;
+      pids.insert(pids.end(), planned_.begin(), planned_.end());
+      std::string who = OtherHolders(used.value(), pids);
+      std::lock_guard<std::mutex> lock(error_mu_);
+      others_ = std::move(who);
+    }
     if (held > quota_) {
       over_ = true;
       on_over_();
@@ -198,6 +221,80 @@ void DeviceMemoryWatch::Loop() {
 std::string OverDeviceMemoryQuota(std::uint64_t quota_bytes, std::uint64_t peak_bytes) {
   return "went over its device-memory quota of " + std::to_string(quota_bytes >> 20) + " MiB (it held " +
          std::to_string(peak_bytes >> 20) + " MiB, by the driver's count) and anvil killed it";
+}
+
+namespace {
+std::mutex planned_mu;
+// Never destroyed: a task server may end in the static destructors at exit
+// (TaskServer::For keeps them), after this set would have.
+std::set<pid_t>& Planned() {
+  static auto* planned = new std::set<pid_t>();
+  return *planned;
+}
+}  // namespace
+
+void PlanDeviceProcess(pid_t pid, bool planned) {
+  std::lock_guard<std::mutex> lock(planned_mu);
+  if (planned) {
+    Planned().insert(pid);
+  } else {
+    Planned().erase(pid);
+  }
+}
+
+std::vector<pid_t> PlannedDeviceProcesses() {
+  std::lock_guard<std::mutex> lock(planned_mu);
+  std::vector<pid_t> pids(Planned().begin(), Planned().end());
+  pids.push_back(getpid());
+  return pids;
+}
+
+bool SaysDeviceOutOfMemory(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* words : {"out of memory", "outofmemoryerror", "cuda_error_out_of_memory",
+                            "cudaerrormemoryallocation", "cublas_status_alloc_failed", "cudnn_status_alloc_failed"}) {
+    if (lower.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string OtherHolders(const std::map<pid_t, std::uint64_t>& used, const std::vector<pid_t>& ours, std::size_t most) {
+  const std::set<pid_t> mine(ours.begin(), ours.end());
+  std::vector<std::pair<std::uint64_t, pid_t>> others;
+  for (const auto& [pid, bytes] : used) {
+    if (mine.count(pid) == 0 && bytes > 0) others.emplace_back(bytes, pid);
+  }
+  std::sort(others.rbegin(), others.rend());
+  std::string said;
+  for (std::size_t i = 0; i < others.size() && i < most; ++i) {
+    const auto [bytes, pid] = others[i];
+    std::string name;
+    if (auto comm = ReadFile("/proc/" + std::to_string(pid) + "/comm"); comm.ok()) {
+      name = comm.value().substr(0, comm.value().find('\n'));
+    }
+    said += (i > 0 ? ", " : "") + std::string("pid ") + std::to_string(pid) + (name.empty() ? "" : " (" + name + ")") +
+            " held " + std::to_string(bytes >> 20) + " MiB";
+  }
+  if (others.size() > most) said += " and " + std::to_string(others.size() - most) + " more";
+  return said;
+}
+
+Status WaitForIdleDevice(DeviceMemoryReader& reader, const std::vector<pid_t>& ours, std::chrono::milliseconds wait,
+                         std::chrono::milliseconds every) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    auto used = reader.Read();
+    if (!used.ok()) return used.status();
+    const std::string others = OtherHolders(used.value(), ours);
+    if (others.empty()) return Status::Ok();
+    if (std::chrono::steady_clock::now() + every > until) {
+      return Status::MachineError("the device was still not idle after " +
+                                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(wait).count()) +
+                                  " s: " + others);
+    }
+    std::this_thread::sleep_for(every);
+  }
 }
 
 }  // namespace anvil

@@ -41,12 +41,16 @@ std::shared_ptr<DeviceMemoryReader> NvmlReader(std::string* why_not = nullptr);
 
 // Watches the processes `pids` names (read again at each look: the job's
 // control group) until destroyed: when their device memory together passes
-// `quota_bytes`, calls `over` once, on its own thread (kill them there).
+// `quota_bytes`, calls `over` once, on its own thread (kill them there). It
+// also keeps what the other processes on the device held, but for `planned`
+// (anvil's own, whose device memory is budgeted: the task server): a device
+// that ran out of memory while others held some of it failed the job by
+// their doing, not the job's (issue 38, item 3).
 class DeviceMemoryWatch {
  public:
   DeviceMemoryWatch(std::shared_ptr<DeviceMemoryReader> reader, std::uint64_t quota_bytes,
                     std::function<std::vector<pid_t>()> pids, std::function<void()> over,
-                    std::chrono::milliseconds every = std::chrono::milliseconds(20));
+                    std::vector<pid_t> planned = {}, std::chrono::milliseconds every = std::chrono::milliseconds(20));
   ~DeviceMemoryWatch();
   DeviceMemoryWatch(const DeviceMemoryWatch&) = delete;
   DeviceMemoryWatch& operator=(const DeviceMemoryWatch&) = delete;
@@ -57,6 +61,10 @@ class DeviceMemoryWatch {
   bool over() const { return over_.load(); }
   // The most they held together at one look.
   std::uint64_t peak_bytes() const { return peak_.load(); }
+  // The most the other processes held together at one look, and who they
+  // were then ("" if none held any).
+  std::uint64_t others_peak_bytes() const { return others_peak_.load(); }
+  std::string others() const;
   // Why a look failed ("" if none failed): the watch stops at the first.
   std::string error() const;
 
@@ -67,19 +75,46 @@ class DeviceMemoryWatch {
   std::uint64_t quota_;
   std::function<std::vector<pid_t>()> pids_;
   std::function<void()> on_over_;
+  std::vector<pid_t> planned_;
   std::chrono::milliseconds every_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;  // Wakes the watch between looks when it is stopped.
   std::atomic<bool> stop_{false};
   std::atomic<bool> over_{false};
   std::atomic<std::uint64_t> peak_{0};
-  mutable std::mutex error_mu_;
+  std::atomic<std::uint64_t> others_peak_{0};
+  mutable std::mutex error_mu_;  // Guards error_ and others_.
   std::string error_;
+  std::string others_;
   std::thread thread_;  // Last: it starts once the rest is set.
 };
 
 // "went over its device-memory quota of 40960 MiB (it held 41000 MiB) and
 // anvil killed it": what a watch that passed says after its subject.
 std::string OverDeviceMemoryQuota(std::uint64_t quota_bytes, std::uint64_t peak_bytes);
+
+// anvil's own processes whose device memory is budgeted (the task server,
+// tasks/task_server.h, says so at its start and end): never "another
+// process" to a watch or a wait. This process is always one.
+void PlanDeviceProcess(pid_t pid, bool planned = true);
+std::vector<pid_t> PlannedDeviceProcesses();
+
+// Whether a failed run's words say the device ran out of memory (torch's
+// OutOfMemoryError, the runtime's and the driver's codes, cuBLAS's).
+// Printed by the candidate's process, so never a verdict's sole ground: with
+// others' device memory seen by the driver (above) it makes the failure the
+// machine's, retried alone, where it recurs with no other process (its own).
+bool SaysDeviceOutOfMemory(const std::string& text);
+
+// "pid 4242 (python3) held 70000 MiB": the processes of `used` not in
+// `ours`, biggest first, at most `most` named; "" if none holds any.
+std::string OtherHolders(const std::map<pid_t, std::uint64_t>& used, const std::vector<pid_t>& ours,
+                         std::size_t most = 3);
+
+// Waits until no process but `ours` holds device memory, looking every
+// `every`, for at most `wait`: Ok once the device is idle, else an error
+// naming who held it at the last look (or why the driver could not say).
+Status WaitForIdleDevice(DeviceMemoryReader& reader, const std::vector<pid_t>& ours, std::chrono::milliseconds wait,
+                         std::chrono::milliseconds every = std::chrono::milliseconds(200));
 
 }  // namespace anvil

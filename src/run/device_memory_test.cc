@@ -1,11 +1,14 @@
 #include "run/device_memory.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
+
+#include "core/files.h"
 
 namespace anvil {
 namespace {
@@ -50,7 +53,7 @@ TEST(DeviceMemoryWatchTest, TheJobsProcessesTogetherOverTheQuotaAreKilledOnce) {
       [] {
         return std::vector<pid_t>{100, 101};
       },
-      [&] { ++kills; }, milliseconds(1));
+      [&] { ++kills; }, {}, milliseconds(1));
   WaitFor([&] { return reader->reads > 5; });
   EXPECT_FALSE(watch.over());
   EXPECT_EQ(watch.peak_bytes(), 900u);
@@ -74,7 +77,7 @@ TEST(DeviceMemoryWatchTest, AProcessThatJoinsTheJobLaterCounts) {
       [&] {
         return forked ? std::vector<pid_t>{200, 201} : std::vector<pid_t>{200};
       },
-      [&] { ++kills; }, milliseconds(1));
+      [&] { ++kills; }, {}, milliseconds(1));
   WaitFor([&] { return reader->reads > 5; });
   EXPECT_FALSE(watch.over());
   forked = true;
@@ -89,7 +92,7 @@ TEST(DeviceMemoryWatchTest, AFailedReadStopsTheWatchAndSaysWhyWithoutAKill) {
   reader->Fail();
   std::atomic<int> kills{0};
   DeviceMemoryWatch watch(
-      reader, 1000, [] { return std::vector<pid_t>{300}; }, [&] { ++kills; }, milliseconds(1));
+      reader, 1000, [] { return std::vector<pid_t>{300}; }, [&] { ++kills; }, {}, milliseconds(1));
   WaitFor([&] { return !watch.error().empty(); });
   watch.Stop();
   EXPECT_EQ(kills, 0);
@@ -102,12 +105,93 @@ TEST(DeviceMemoryWatchTest, StopEndsTheWatchBetweenTwoLooks) {
   std::chrono::steady_clock::time_point start;
   {
     DeviceMemoryWatch watch(
-        reader, 1000, [] { return std::vector<pid_t>{}; }, [] {}, std::chrono::seconds(60));
+        reader, 1000, [] { return std::vector<pid_t>{}; }, [] {}, {}, std::chrono::seconds(60));
     WaitFor([&] { return reader->reads > 0; });  // Now between two looks a minute apart.
     start = std::chrono::steady_clock::now();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(500));
   EXPECT_EQ(reader->reads, 1);
+}
+
+TEST(DeviceMemoryWatchTest, KeepsWhatOtherProcessesHeldButNotThePlannedOnes) {
+  auto reader = std::make_shared<FakeReader>();
+  reader->Set(400, 100);         // The job's process.
+  reader->Set(50, 5000);         // The task server: planned, never another's.
+  reader->Set(990001, 3 << 20);  // A hog outside anvil (no such pid here: named by number only).
+  DeviceMemoryWatch watch(
+      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {50}, milliseconds(1));
+  WaitFor([&] { return reader->reads > 3; });
+  reader->Set(990001, 0);  // It left: the peak stays.
+  const int seen = reader->reads;
+  WaitFor([&] { return reader->reads > seen + 3; });
+  watch.Stop();
+  EXPECT_FALSE(watch.over());
+  EXPECT_EQ(watch.peak_bytes(), 100u);
+  EXPECT_EQ(watch.others_peak_bytes(), 3u << 20);
+  EXPECT_EQ(watch.others(), "pid 990001 held 3 MiB");
+}
+
+TEST(DeviceMemoryWatchTest, NoOtherProcessMeansNoOthers) {
+  auto reader = std::make_shared<FakeReader>();
+  reader->Set(400, 100);
+  reader->Set(50, 5000);
+  DeviceMemoryWatch watch(
+      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {50}, milliseconds(1));
+  WaitFor([&] { return reader->reads > 3; });
+  watch.Stop();
+  EXPECT_EQ(watch.others_peak_bytes(), 0u);
+  EXPECT_EQ(watch.others(), "");
+}
+
+TEST(DeviceMemoryTest, OtherHoldersNamesTheBiggestFirstAndCountsTheRest) {
+  const pid_t self = getpid();
+  std::string comm = ReadFile("/proc/self/comm").value();
+  comm.pop_back();  // Its newline.
+  std::map<pid_t, std::uint64_t> used = {{self, 2ull << 30},   {990001, 1ull << 20}, {990002, 4ull << 20},
+                                         {990003, 3ull << 20}, {990004, 0},          {400, 9ull << 30}};
+  EXPECT_EQ(OtherHolders(used, {400}, 3),
+            "pid " + std::to_string(self) + " (" + comm +
+                ") held 2048 MiB, pid 990002 held 4 MiB, pid 990003 held 3 MiB and 1 more");
+  EXPECT_EQ(OtherHolders(used, {400, self, 990001, 990002, 990003}), "");
+}
+
+TEST(DeviceMemoryTest, TheWordsOfADeviceOutOfMemory) {
+  for (const char* text :
+       {"forward failed: OutOfMemoryError: CUDA out of memory. Tried to allocate 160.00 GiB.",
+        "RuntimeError: CUDA error: out of memory", "cudaMalloc: cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY",
+        "CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)"}) {
+    EXPECT_TRUE(SaysDeviceOutOfMemory(text)) << text;
+  }
+  for (const char* text : {"forward failed: RuntimeError: shape mismatch", "illegal memory access", ""}) {
+    EXPECT_FALSE(SaysDeviceOutOfMemory(text)) << text;
+  }
+}
+
+TEST(DeviceMemoryTest, WaitForIdleDeviceWaitsForTheOthersToLeave) {
+  FakeReader reader;
+  reader.Set(400, 100);
+  reader.Set(990001, 8 << 20);
+  std::thread leave([&] {
+    std::this_thread::sleep_for(milliseconds(30));
+    reader.Set(990001, 0);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Status idle = WaitForIdleDevice(reader, {400}, milliseconds(5000), milliseconds(2));
+  leave.join();
+  EXPECT_TRUE(idle.ok()) << idle.message();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(30));
+}
+
+TEST(DeviceMemoryTest, WaitForIdleDeviceGivesUpNamingWhoHeldIt) {
+  FakeReader reader;
+  reader.Set(990001, 8 << 20);
+  Status idle = WaitForIdleDevice(reader, {}, milliseconds(20), milliseconds(2));
+  ASSERT_FALSE(idle.ok());
+  EXPECT_EQ(idle.message(), "the device was still not idle after 0 s: pid 990001 held 8 MiB");
+  reader.Fail();
+  idle = WaitForIdleDevice(reader, {}, milliseconds(20), milliseconds(2));
+  ASSERT_FALSE(idle.ok());
+  EXPECT_EQ(idle.message(), "the driver is gone");
 }
 
 TEST(DeviceMemoryQuotaTest, TheMessageNamesTheQuotaAndWhatWasHeld) {

@@ -9,6 +9,7 @@
 
 #include "core/python_peer.h"
 #include "core/unix_message.h"
+#include "run/device_memory.h"
 
 namespace anvil {
 namespace {
@@ -56,11 +57,13 @@ Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, in
   server->sock_ = peer.sock;
   server->pid_ = peer.pid;
   server->alive_ = true;
+  PlanDeviceProcess(peer.pid);  // Its device memory is the budget's, not another process's.
   server->reader_ = std::thread([s = server.get()] { s->ReadLoop(); });
   return server;
 }
 
 TaskServer::~TaskServer() {
+  const pid_t planned = pid_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     alive_ = false;
@@ -81,6 +84,7 @@ TaskServer::~TaskServer() {
       waitpid(pid_, nullptr, 0);
     }
   }
+  if (planned > 0) PlanDeviceProcess(planned, false);
   if (sock_ >= 0) close(sock_);
 }
 

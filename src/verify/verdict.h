@@ -166,6 +166,10 @@ struct Verdict {
   // again (Evaluator::Evaluate). One before that (a disk below its floor, a
   // task that cannot be prepared) fails alike whatever the candidate.
   bool infra_while_candidate = false;
+  // Not in the JSON: the infra_error is a device that ran out of memory while
+  // other processes held some of it (run/device_memory.h): tried again once
+  // the device is idle, never counted as the candidate's.
+  bool device_busy = false;
   double seconds = 0;
   // Wall seconds by stage ("prepare", "extract", "compile", "static_check",
   // "make_trials", "run", "compare", "perf", "trace", "baselines"), summed

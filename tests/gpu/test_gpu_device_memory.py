@@ -3,16 +3,14 @@
 run's processes, read every 20 ms; past the quota anvil kills the run, the candidate's own runtime_error naming the
 quota. An honest candidate stays well within it."""
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from gpu_eval import eval_cuda
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
 TASK = HERE / "redteam" / "relu_16mb.py"
 HONEST = ROOT / "examples" / "health" / "relu.cu"
 
@@ -21,18 +19,8 @@ pytestmark = pytest.mark.skipif(not (os.path.exists("/dev/nvidiactl") or os.path
 
 
 def evaluate(*candidates, quota):
-    proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "-q", "--task", str(TASK), "--candidate",
-                           *map(str, candidates), "--trials", "3", "--baselines", "none", "--json", "--iters", "5",
-                           "--quota-device-memory", quota], capture_output=True, text=True, timeout=900)
-    assert proc.returncode in (0, 1), proc.stderr[-4000:]
-    if os.environ.get("ANVIL_GPU_OUT"):
-        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_device_memory_{quota}.jsonl").write_text(proc.stdout)
-    text = proc.stdout.strip()
-    try:
-        verdicts = [json.loads(text)]
-    except json.JSONDecodeError:
-        verdicts = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {Path(v["candidate"]["path"]).name: v for v in verdicts}
+    return eval_cuda(TASK, candidates, ["--trials", "3", "--baselines", "none", "--iters", "5",
+                                        "--quota-device-memory", quota], f"gpu_device_memory_{quota}")
 
 
 def test_a_run_over_its_device_memory_quota_is_killed_and_the_verdict_names_it():

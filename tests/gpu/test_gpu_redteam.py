@@ -8,17 +8,15 @@ kernel trace, and with the trace off as well (ANVIL_KERNEL_TRACE=0), a time belo
 caught by the roofline floor (src/verify/roofline.cc).
 """
 
-import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
+from gpu_eval import eval_cuda
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-ANVIL = os.environ.get("ANVIL_BIN") or str(ROOT / "build" / "anvil")
 TASK = HERE / "redteam" / "relu_16mb.py"
 FORGER = HERE / "redteam" / "d8_forged_event_native.cu"
 HONEST = HERE.parent.parent / "examples" / "health" / "relu.cu"
@@ -34,18 +32,7 @@ def header(path, key):
 
 def evaluate(name, *candidates, env=None):
     """{file name: verdict}; the verdicts also go to $ANVIL_GPU_OUT/gpu_redteam_<name>.jsonl when it is set."""
-    proc = subprocess.run([ANVIL, "eval", "--backend", "cuda", "-q", "--task", str(TASK), "--candidate",
-                           *map(str, candidates), "--trials", "3", "--baselines", "none", "--json"],
-                          capture_output=True, text=True, timeout=900, env=dict(os.environ, **(env or {})))
-    assert proc.returncode in (0, 1), proc.stderr[-4000:]
-    if os.environ.get("ANVIL_GPU_OUT"):
-        Path(os.environ["ANVIL_GPU_OUT"], f"gpu_redteam_{name}.jsonl").write_text(proc.stdout)
-    text = proc.stdout.strip()
-    try:
-        verdicts = [json.loads(text)]  # One candidate: one verdict, pretty-printed.
-    except json.JSONDecodeError:
-        verdicts = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {Path(v["candidate"]["path"]).name: v for v in verdicts}
+    return eval_cuda(TASK, candidates, ["--trials", "3", "--baselines", "none"], f"gpu_redteam_{name}", env)
 
 
 def cheats(v):
