@@ -3,7 +3,7 @@ baseline's own compile (reported apart, with the run's one-time `setup`) against
 within when beyond <= work + max(3 s, 0.5 x work). In a batch a verdict's `seconds` also hold its waits for a
 compile slot and for the device while others held it (`compile_wait_seconds`, `device_wait_seconds`: other
 problems' time, not this one's); they are reported apart too. Prints a markdown summary, the 10 worst problems and
-where their time went.
+where their time went, and the problems whose torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
 
     python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10]
 
@@ -29,7 +29,8 @@ def row(v):
     return {"problem": f"L{v['task'].get('level', 0)}/{v['task']['name']}", "status": v["status"],
             "seconds": v["seconds"], "apart": apart, "work": work, "beyond": beyond, "bound": bound,
             "excess": beyond - bound, "parts": v.get("work_seconds") or {}, "stages": stages,
-            "queue": queue, "retries": v.get("infra_retries", 0)}
+            "queue": queue, "retries": v.get("infra_retries", 0),
+            "compile_graphs": ((v.get("gates") or {}).get("perf") or {}).get("compile_graphs")}
 
 
 def main(argv=None):
@@ -65,6 +66,10 @@ def main(argv=None):
         print(f"| {r['problem'][:48]} | {r['status']} | {r['seconds']:.1f} | {r['apart']:.1f} | {r['queue']:.1f} | "
               f"{r['beyond']:.1f} | {r['work']:.2f} | {r['bound']:.1f} | {r['excess']:.1f} | {r['retries']} | "
               + ", ".join(f"{k} {s:.1f}" for k, s in top) + " |")
+    eager = sorted(r["problem"] for r in rows.values() if r["compile_graphs"] == 0)
+    said = sum(1 for r in rows.values() if r["compile_graphs"] is not None)
+    print(f"\ntorch.compile baselines that compiled no graph (run eagerly), of the {said} problems whose verdict says: "
+          f"{len(eager)}" + (": " + ", ".join(eager[:30]) + (" ..." if len(eager) > 30 else "") if eager else ""))
     if skipped:
         print("\nLeft out: " + "; ".join(skipped[:20]) + (" ..." if len(skipped) > 20 else ""))
 

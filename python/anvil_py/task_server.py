@@ -11,13 +11,13 @@ is a descriptor anvil handed out.
 
 import argparse
 import collections
+import concurrent.futures
 import gc
 import itertools
 import os
 import socket
 import sys
 import threading
-import time
 import traceback
 
 import torch
@@ -27,7 +27,7 @@ from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
 from anvil_py.device_work import WorkClock
-from anvil_py.task_worker import make_inputs, output_tensors, reference_model, set_tf32
+from anvil_py.task_worker import compile_first_call, make_inputs, output_tensors, reference_model, set_tf32
 from anvil_py.timing import Timer, recheck_points, recheck_sample
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
@@ -96,6 +96,9 @@ class Tasks:
         self.device, self.budget = device, budget
         self.lock = threading.Lock()
         self.task_code = threading.Lock()
+        # torch.compile's set-ups and torch._dynamo.reset() run on this one thread: a reset on one thread and a
+        # compile on another after it kill the process (SIGSEGV; torch 2.11, python/tests/test_task_server.py).
+        self.dynamo = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anvil-dynamo")
         self.entries = collections.OrderedDict()
         self.names = itertools.count()
         self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0}
@@ -787,7 +790,7 @@ class Server:
             return {"error": f"{type(e).__name__}: {e}"}
         baseline = _Baseline(entry, mode)
         try:
-            compile_seconds = baseline.set_up(self.tasks)
+            compile_seconds, compile_graphs = baseline.set_up(self.tasks)
         except TaskError as e:  # The task's own code: the baseline cannot run (as the baseline worker says it).
             self._end_baseline(baseline)
             return {"failed": f"{e.message} [stage: {e.stage}]"}
@@ -796,7 +799,7 @@ class Server:
             return {"failed": f"{type(e).__name__}: {e}"}
         bid = next(self.baseline_ids)
         self.baselines[bid] = baseline
-        return {"ok": True, "baseline": bid, "compile_seconds": compile_seconds}
+        return {"ok": True, "baseline": bid, "compile_seconds": compile_seconds, "compile_graphs": compile_graphs}
 
     def baseline_time(self, request):
         """anvil's `baseline_time` (it holds the device alone): the warmup and timed calls of a baseline set up,
@@ -826,7 +829,8 @@ class Server:
         baseline.fn = baseline.inputs = None
         if compiled:
             with self.tasks.task_code:
-                torch._dynamo.reset()  # Its compiled code, guarded on the kept model, goes with it.
+                # Its compiled code, guarded on the kept model, goes with it (on the thread that compiles).
+                self.tasks.dynamo.submit(torch._dynamo.reset).result()
         self.tasks.release(baseline.entry)
         self.tasks.give_back_memory()
 
@@ -892,22 +896,19 @@ class _Baseline:
 
     def set_up(self, tasks):
         """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its
-        compile_seconds (None for `eager`)."""
+        (compile_seconds, compile_graphs), (None, None) for `eager`."""
         inputs = tasks.trial(self.entry, 0, reference=False)[0]
         self.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
         if self.mode != "compile":
-            return None
-        # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches and the
-        # generator are the process's (Tasks.task_code).
+            return None, None
+        # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches, the generator
+        # and dynamo's counters are the process's (Tasks.task_code).
         with tasks.task_code:
             set_tf32(self.entry.tf32)
-            begin = time.perf_counter()
-            self.fn = torch.compile(self.entry.model)
-            with torch.no_grad():
-                self.fn(*self.inputs)
-            if tasks.device.type == "cuda":
-                torch.cuda.synchronize(tasks.device)
-            return time.perf_counter() - begin
+            sync = (lambda: torch.cuda.synchronize(tasks.device)) if tasks.device.type == "cuda" else (lambda: None)
+            self.fn, seconds, graphs = tasks.dynamo.submit(compile_first_call, self.entry.model, self.inputs,
+                                                           sync).result()
+            return seconds, graphs
 
 
 def main(argv=None):

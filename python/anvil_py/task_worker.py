@@ -362,6 +362,21 @@ def _await_turn(fd):
     return word == b"g"
 
 
+def compile_first_call(model, inputs, sync):
+    """torch.compile's baseline set up: (the compiled model, the seconds of its first call, synchronized with `sync`,
+    and the graphs dynamo compiled for it: 0 when it compiled nothing new, the model run eagerly or code it compiled
+    before in this process reused; docs/verdict.md, `compile_graphs`)."""
+    from torch._dynamo.utils import counters  # noqa: PLC0415 - dynamo loads only where a compile baseline runs
+
+    graphs = counters["stats"]["unique_graphs"]
+    begin = time.perf_counter()
+    fn = torch.compile(model)
+    with torch.no_grad():
+        fn(*inputs)
+    sync()
+    return fn, time.perf_counter() - begin, int(counters["stats"]["unique_graphs"] - graphs)
+
+
 def baseline(args):
     device = torch.device(args.device)
     model, get_inputs, _ = build_model(args.task, device, args.init_seed, args.tf32, args.prepared)
@@ -374,17 +389,12 @@ def baseline(args):
             seeds = os.path.join(args.prepared, "kept_seeds.json")
         with open(seeds) as f:
             inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
-    result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None}
+    result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None, "compile_graphs": None}
     fn = model
     timer = Timer(device)
     try:
         if args.mode == "compile":
-            t0 = time.perf_counter()
-            fn = torch.compile(model)
-            with torch.no_grad():
-                fn(*inputs)
-            timer.sync()
-            result["compile_seconds"] = time.perf_counter() - t0
+            fn, result["compile_seconds"], result["compile_graphs"] = compile_first_call(model, inputs, timer.sync)
         timer.sync()
         if args.handshake_fd is not None and not _await_turn(args.handshake_fd):
             return  # anvil has gone: nothing to time for.

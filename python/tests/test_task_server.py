@@ -588,3 +588,35 @@ def test_a_baseline_answers_its_own_request_while_others_come_in(server, tmp_pat
     for k in (501, 503):
         timed = server.ask({"op": "baseline_time", "baseline": replies[k]["baseline"], "warmup": 0, "iters": 2})
         assert timed["ok"] and len(timed["times_ms"]) == 2, timed
+
+
+NOT_COMPILED = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    @torch._dynamo.disable
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(8, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_compile_baseline_says_how_many_graphs_dynamo_compiled(server, tmp_path):
+    set_up, timed = baseline(server, TASKS / "relu.py", ["81"], mode="compile")
+    assert set_up["ok"] and set_up["compile_seconds"] > 0 and set_up["compile_graphs"] == 1, set_up
+    assert timed["ok"], timed
+    # The same kept reference compiled again, on another thread after the first baseline's dynamo reset (which
+    # killed the server with SIGSEGV when the two ran on different threads): compiled anew.
+    set_up, timed = baseline(server, TASKS / "relu.py", ["81"], mode="compile")
+    assert set_up["ok"] and set_up["compile_graphs"] == 1, set_up
+    assert timed["ok"], timed
+    # A forward dynamo must not trace: torch.compile runs it eagerly, and says so by its count.
+    task = tmp_path / "not_compiled.py"
+    task.write_text(NOT_COMPILED)
+    set_up, timed = baseline(server, task, ["82"], mode="compile")
+    assert set_up["ok"] and set_up["compile_graphs"] == 0, set_up
+    assert timed["ok"], timed
+    set_up, _ = baseline(server, task, ["82"])
+    assert set_up["ok"] and set_up["compile_graphs"] is None, set_up  # Eager: nothing to say.

@@ -92,7 +92,10 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
   nlohmann::json out = {{"mode", BaselineModeName(mode)}, {"times_ms", nlohmann::json::array()}, {"error", nullptr}};
   std::string failed = set_up.value().failed;  // The reference's own failure, at either step.
   if (failed.empty()) {
-    if (mode == BaselineMode::kCompile) out["compile_seconds"] = set_up.value().compile_seconds;
+    if (mode == BaselineMode::kCompile) {
+      out["compile_seconds"] = set_up.value().compile_seconds;
+      if (set_up.value().compile_graphs >= 0) out["compile_graphs"] = set_up.value().compile_graphs;
+    }
     if (hooks.before_timing) hooks.before_timing();
     auto timed = server.value()->TimeBaseline(set_up.value().id, options.warmup, options.iters, deadline);
     if (!timed.ok()) return timed.status();
@@ -257,6 +260,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     }
     stats = b.stats;
     error = b.error;
+    if (mode == BaselineMode::kCompile) p.compile_graphs = b.compile_graphs;
     if (stats && p.candidate.median_ms > 0) speedup = stats->median_ms / p.candidate.median_ms;
   };
   if (options_.baseline_eager) measure(BaselineMode::kEager, p.eager, p.eager_error, p.speedup_eager);

@@ -388,6 +388,9 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
   if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
     baseline.compile_seconds = j["compile_seconds"].get<double>();
   }
+  if (j.contains("compile_graphs") && j["compile_graphs"].is_number_integer()) {
+    baseline.compile_graphs = j["compile_graphs"].get<int>();
+  }
   const auto times = j.value("times_ms", std::vector<double>{});
   baseline.stats = ComputeStats(times);
   if (!baseline.cached) {

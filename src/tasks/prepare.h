@@ -141,6 +141,9 @@ struct Baseline {
   std::string error;                 // Why it could not run.
   bool cached = false;
   double compile_seconds = 0;  // torch.compile's first-call cost.
+  // The graphs dynamo compiled for it (0: nothing new, e.g. the model run
+  // eagerly); -1: not said. Kept with the baseline, so cached ones say it too.
+  int compile_graphs = -1;
   // Measured now (not cached): the device's work of its calls, the timed
   // ones' event times plus each warmup call at their median.
   double work_seconds = 0;

@@ -226,6 +226,9 @@ Result<ServerBaseline> BaselineFrom(const Result<nlohmann::json>& reply, ServerB
   if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
     b.compile_seconds = j["compile_seconds"].get<double>();
   }
+  if (j.contains("compile_graphs") && j["compile_graphs"].is_number_integer()) {
+    b.compile_graphs = j["compile_graphs"].get<int>();
+  }
   if (j.contains("times_ms") && j["times_ms"].is_array()) {
     for (const auto& t : j["times_ms"]) {
       if (!t.is_number()) return Status::MachineError("anvil's task server answered a baseline time that is no number");

@@ -61,6 +61,7 @@ struct TimedSets {
 struct ServerBaseline {
   uint64_t id = 0;
   double compile_seconds = 0;
+  int compile_graphs = -1;  // The graphs dynamo compiled at the set-up ("compile"; -1: not said).
   std::vector<double> times_ms;
   std::string failed;
 };

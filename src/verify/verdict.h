@@ -133,6 +133,9 @@ struct PerfGate {
   TraceEvidence trace;
   std::optional<TimingStats> eager, compile;
   std::string eager_error, compile_error;
+  // The graphs dynamo compiled for the compile baseline (tasks/prepare.h);
+  // -1: not measured or not said.
+  int compile_graphs = -1;
   double speedup_eager = 0;  // eager median / candidate median; 0 when unknown.
   double speedup_compile = 0;
 };

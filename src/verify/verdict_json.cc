@@ -165,6 +165,7 @@ json PerfJson(const PerfGate& p) {
             {"compile", p.compile ? StatsJson(*p.compile) : json(nullptr)},
             {"eager_error", p.eager_error},
             {"compile_error", p.compile_error},
+            {"compile_graphs", p.compile_graphs >= 0 ? json(p.compile_graphs) : json(nullptr)},
             {"speedup_eager", Nullable(p.speedup_eager, p.speedup_eager > 0)},
             {"speedup_compile", Nullable(p.speedup_compile, p.speedup_compile > 0)}};
   return j;

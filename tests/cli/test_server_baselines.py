@@ -54,6 +54,9 @@ def test_the_server_times_the_baselines_with_the_reference_it_keeps(tmp_path):
     assert perf["eager"]["samples"] == 5 and perf["compile"]["samples"] == 5, perf
     assert not perf["eager_error"] and not perf["compile_error"], perf
     assert v["baseline_compile_seconds"] > 0 and v["work_seconds"]["baselines"] > 0, v
+    # The reference's open() in a with statement: dynamo skips the whole frame, torch.compile runs it eagerly, and
+    # the verdict says so (python/tests/test_task_server.py has one that compiles).
+    assert perf["compile_graphs"] == 0, perf
     # Two processes ran the reference: the preparation, then the server (the trials' references, both baselines'
     # warmup and timed calls, torch.compile's first call).
     assert len(by_process) == 2, by_process
@@ -61,7 +64,9 @@ def test_the_server_times_the_baselines_with_the_reference_it_keeps(tmp_path):
 
 
 def test_baseline_workers_when_asked(tmp_path):
-    v, by_process = run(tmp_path, "workers", {"ANVIL_BASELINE_WORKER": "1"}, "eager")
-    assert v["status"] == "pass" and v["gates"]["perf"]["eager"]["samples"] == 5, v["gates"]["perf"]
-    # The preparation, the server, and the eager baseline's worker (its warmup and timed calls).
-    assert len(by_process) == 3 and by_process[2] == 2 + 5, by_process
+    v, by_process = run(tmp_path, "workers", {"ANVIL_BASELINE_WORKER": "1"}, "eager,compile")
+    perf = v["gates"]["perf"]
+    assert v["status"] == "pass" and perf["eager"]["samples"] == 5 and perf["compile"]["samples"] == 5, perf
+    assert perf["compile_graphs"] == 0, perf  # As the server says (above).
+    # The preparation, the server, the eager baseline's worker (its warmup and timed calls), the compile one's.
+    assert len(by_process) == 4 and by_process[2] == 2 + 5, by_process
