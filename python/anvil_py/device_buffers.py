@@ -214,7 +214,7 @@ def new_buffer(device, dtype, shape):
     tensor, whole = _tensor(mapping, dtype, shape)
     # The padding too: nothing of an earlier user of the memory is left in it. Zeroed on a stream of its own and
     # finished before the descriptor leaves: queued behind this side's work, the zeroing would land after an
-    # importer's first write and wipe it (tests/gpu/test_gpu_trial_buffers.py).
+    # importer's first write and wipe it (the all-zero rechecks of bench/results/recheck_zeroing_and_hog_h100.md).
     stream = _zeroing_stream(device)
     with torch.cuda.stream(stream):
         whole.zero_()

@@ -102,8 +102,8 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd->add_option("--idle-device-wait", f.idle_device_wait,
-                  "Seconds anvil waits, before retrying a candidate whose device ran out of memory while other "
-                  "processes held some of it, for them to leave; then its verdict stays infra_error (docs/verdict.md)")
+                  "Seconds anvil waits, before retrying a verdict whose device ran out of memory, for other "
+                  "processes on the device to leave; then the verdict stays infra_error (docs/verdict.md)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
   cmd->add_option("--policy", f.policy,

@@ -64,9 +64,9 @@ struct EvalOptions {
   // to this many times, each alone on the machine after a health probe
   // (pipeline/infra_retry.cc); 0: never.
   int infra_retries = 2;
-  // Before retrying a candidate whose device ran out of memory while other
-  // processes held some of it, anvil waits this long at most for them to
-  // leave; then the verdict stays infra_error (never the candidate's).
+  // Before retrying a verdict whose device ran out of memory (the run's, or
+  // the task server's), anvil waits this long at most for processes other
+  // than its own to leave the device; then the verdict stays infra_error.
   std::chrono::milliseconds idle_device_wait{120000};
   // The trials come from the device's task server (tasks/task_server.h:
   // inputs made from their seeds, passed as memfds; outputs handed back and

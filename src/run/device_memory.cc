@@ -156,7 +156,7 @@ DeviceMemoryWatch::DeviceMemoryWatch(std::shared_ptr<DeviceMemoryReader> reader,
       quota_(quota_bytes),
       pids_(std::move(pids)),
       on_over_(std::move(over)),
-      planned_(std::move(planned)),
+      planned_(planned.begin(), planned.end()),
       every_(every),
       thread_([this] { Loop(); }) {}
 
@@ -192,11 +192,10 @@ void DeviceMemoryWatch::Loop() {
     std::uint64_t held = 0, others = 0;
     std::vector<pid_t> pids = pids_();
     const std::set<pid_t> ours(pids.begin(), pids.end());
-    const std::set<pid_t> planned(planned_.begin(), planned_.end());
     for (const auto& [pid, bytes] : used.value()) {
       if (ours.count(pid) > 0) {
         held += bytes;
-      } else if (planned.count(pid) == 0) {
+      } else if (planned_.count(pid) == 0) {
         others += bytes;
       }
     }

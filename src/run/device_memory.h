@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,7 +76,7 @@ class DeviceMemoryWatch {
   std::uint64_t quota_;
   std::function<std::vector<pid_t>()> pids_;
   std::function<void()> on_over_;
-  std::vector<pid_t> planned_;
+  const std::set<pid_t> planned_;
   std::chrono::milliseconds every_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;  // Wakes the watch between looks when it is stopped.
