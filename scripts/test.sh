@@ -14,4 +14,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ANVIL_BUILD_DIR:-$root/build}"
 labels=(-LE "gpu|model_server")
 [ "${ANVIL_GPU_TESTS:-0}" = "1" ] && labels=()
-ctest --test-dir "$build" --output-on-failure "${labels[@]}" "$@"
+# One test per core, at most 4 (the CLI tests build candidates: each wants a core and a few GiB). Serially, CI's 2 cores
+# took 57 minutes of tests; ANVIL_TEST_JOBS=1 for that.
+jobs="$(nproc)"
+[ "$jobs" -gt 4 ] && jobs=4
+jobs="${ANVIL_TEST_JOBS:-$jobs}"
+ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" "$@"
