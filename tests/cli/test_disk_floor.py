@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -78,39 +79,56 @@ def get_init_inputs():
 '''
 
 
+# Its weights (a 48 MiB buffer the forward does not need) outgrow what the test leaves of its small disk.
+HEAVY_RELU = BIG_RELU.replace("(8 MiB a tensor): its trials outgrow the test's small disk",
+                              "with 48 MiB of state: its saved weights outgrow the test's small disk").replace(
+    """class Model(nn.Module):
+""", """class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("unused", torch.ones(12 << 20))
+
+""")
+
+
 def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(small_disk, tmp_path):
-    """Above the floor when the job starts, the disk fills while the task worker writes the trials (5 x 16 MiB into
-    40 MiB; with `--trial-data files`, the one way they are written): an infra_error verdict naming the disk, not
-    `anvil eval` exiting 2 ("the task worker failed"), and nothing of the half-made task left behind. With the task
-    server (the default) no trial is written, and the same disk judges the task. With room again the files' way
-    prepares and judges it too."""
-    task = tmp_path / "big_relu.py"
-    task.write_text(BIG_RELU)
+    """Above the floor when the job starts (40 MiB left), the disk fills while the task worker saves the task's
+    weights (48 MiB): an infra_error verdict naming the disk, not `anvil eval` exiting 2 ("the task worker failed"),
+    and nothing of the half-made task left behind; with room again the same task is judged. The trials never take
+    room there: 5 x 16 MiB of them stay with the task server, and the same full disk judges that task."""
+    (tmp_path / "big_relu.py").write_text(BIG_RELU)
+    (tmp_path / "heavy_relu.py").write_text(HEAVY_RELU)
+    # The honest ReLU, taking the buffer after its input (docs/native-abi.md) and leaving it.
+    heavy_honest = tmp_path / "heavy_native.cpp"
+    heavy_honest.write_text(Path(HONEST).read_text().replace("if (n_in != 1 ||", "if (n_in < 1 ||"))
     cache, scratch = small_disk / "cache", small_disk / "tmp"
     scratch.mkdir()
     env = {"TMPDIR": str(scratch)}
-    args = ["eval", "--json", "-q", "-t", str(task), "-c", HONEST, "-b", "cpu", "--no-perf", "--cache-dir", str(cache),
-            "--trial-data", "files"]
-    # The candidate is built first (the relu task, room to spare), so only the preparation meets the full disk.
+
+    def judge_task(task, candidate=HONEST):
+        proc = run_anvil("eval", "--json", "-q", "-t", str(task), "-c", str(candidate), "-b", "cpu",
+                         "--no-perf", "--cache-dir", str(cache), env=env)
+        assert proc.returncode != 2, proc.stderr
+        v = json.loads(proc.stdout)
+        validate(v, load_schema())
+        return v, proc
+
+    # The candidates are built first (the relu task, room to spare), so only the preparation meets the full disk.
     assert judge(cache)[0]["status"] == "pass"
+    assert judge_task(RELU, heavy_honest)[0]["status"] == "pass"
     filler = small_disk / "filler"
     with open(filler, "wb") as f:
         f.write(b"\0" * (256 - 40 - sum(p.stat().st_size for p in small_disk.rglob("*") if p.is_file()) // (1 << 20)
                          << 20))
-    proc = run_anvil(*args, env=env)
-    assert proc.returncode != 2, proc.stderr
-    v = json.loads(proc.stdout)
-    validate(v, load_schema())
+    v, proc = judge_task(tmp_path / "big_relu.py")
+    assert v["status"] == "pass" and v["gates"]["run"]["trial_data"] == "server", v["feedback"] + proc.stderr
+    v, proc = judge_task(tmp_path / "heavy_relu.py", heavy_honest)
     assert v["status"] == "infra_error", v
     assert "ran out of room while anvil prepared the task" in v["error"] and str(scratch) in v["error"], v["error"]
     assert v["reward"] is None and "infra_retries" not in v
     assert not list(scratch.glob("anvil-*")), list(scratch.iterdir())  # The half-made task went.
-    proc = run_anvil(*args[:-2], env=env)
-    v = json.loads(proc.stdout)
-    assert v["status"] == "pass" and v["gates"]["run"]["trial_data"] == "server", v["feedback"] + proc.stderr
     os.remove(filler)
-    proc = run_anvil(*args, env=env)
-    v = json.loads(proc.stdout)
+    v, proc = judge_task(tmp_path / "heavy_relu.py", heavy_honest)
     assert v["status"] == "pass", v["feedback"] + proc.stderr
 
 

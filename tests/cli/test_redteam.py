@@ -269,6 +269,9 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     replay, honest = verdicts
     assert replay["status"] == "cheat" and "perf.recheck" in replay["feedback"], replay["feedback"]
+    # The hit says how the last output differed: enough to tell a replay from rounding.
+    (recheck,) = [h for h in replay["gates"]["legal"]["hits"] if h["rule"] == "perf.recheck"]
+    assert "output out0 differs in " in recheck["message"] and "First mismatch at index" in recheck["message"], recheck
     assert honest["status"] == "pass", honest["feedback"]
     assert honest["gates"]["perf"]["rechecked"] == list(range(5))
     assert not list(tmp_path.glob("anvil-eval-*/trials/recheck_*")), "a recheck reached a file"

@@ -118,12 +118,12 @@ def test_streamed_trials_give_the_same_verdicts(scratch):
 
 
 def test_a_streamed_run_keeps_what_the_perf_gate_reads(tmp_path):
-    # The streamed trials' outputs (GBs on real tasks) are deleted as soon as they are compared, but the last
-    # process's folder must stay until gate 4 has read it: on CUDA its kernel trace (a trace lost this way let
+    # A streamed task's trials (GBs on real tasks) never reach the run's folder (the task server holds them), but
+    # the folder must stay until gate 4 has read it: on CUDA its kernel trace (a trace lost this way once let
     # streamed tasks pass without one).
     verdicts, proc = eval_json("--task", RELU, "--candidate", str(CANDS / "pass_native.cpp"), "--max-trial-bytes",
-                               "1000", "--trials", "3", "--baselines", "none", "--iters", "3", "--keep", "--trial-data", "files",
-                               env={"ANVIL_SCRATCH_DIR": str(tmp_path)})
+                               "1000", "--trials", "3", "--baselines", "none", "--iters", "3", "--keep",
+                               env={"TMPDIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert verdicts[0]["status"] == "pass"
     runs = list(tmp_path.glob("anvil-eval-*/got_*"))

@@ -1,4 +1,4 @@
-"""Baselines timed by the task server (docs/protocol.md, "baselines"): with --trial-data server the reference that
+"""Baselines timed by the task server (docs/protocol.md, "baselines"): the reference that
 compares a candidate's trials, kept warm there, is the one timed, eager and torch.compile'd, in the server's process
 — no worker of its own started and no model built again; ANVIL_BASELINE_WORKER=1 times them in workers as before."""
 

@@ -1,5 +1,5 @@
-"""--trial-data server (issue 38, step 1): the trials' inputs come from anvil's task server as memfds, with the
-verdicts the files give; a candidate that plays with the channel gets nothing and fails as itself."""
+"""The task server (issue 38): the trials' inputs come from it as memfds and the outputs go back to it, compared
+there; a candidate that plays with the channel gets nothing and fails as itself."""
 
 import json
 
@@ -13,14 +13,9 @@ def statuses(verdicts):
     return {v["candidate"]["path"].rsplit("/", 1)[-1]: v["status"] for v in verdicts}
 
 
-def details(verdict):
-    """What the comparison found, trial by trial: enough to tell two comparisons apart."""
-    return [(t["trial"], t["problem"], [(o["name"], o["problem"], o.get("mismatches"), o.get("first_mismatch"),
-                                         o.get("max_abs_error")) for o in t["outputs"]])
-            for t in verdict["gates"]["correct"]["details"]]
-
-
-def test_the_server_gives_the_verdicts_the_files_give(tmp_path):
+def test_the_server_gives_each_candidate_its_verdict(tmp_path):
+    """Each trial's comparison is the server's, and says what the candidate got wrong: known here from what each
+    wrong candidate does (half the output left as NaN poison; a leaky ReLU of slope 0.01; 8 elements of 16384)."""
     short = (CANDIDATES / "pass_kb.py").read_text().replace(
         "return _ext.relu_forward(x.contiguous())", "return _ext.relu_forward(x.contiguous())[:8]")
     (tmp_path / "short_kb.py").write_text(short)
@@ -29,27 +24,34 @@ def test_the_server_gives_the_verdicts_the_files_give(tmp_path):
     paths = [CANDIDATES / n for n in names] + [tmp_path / "short_kb.py"]
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{c}"}}\n' for c in paths))
-    by_files, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "files")
+    by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2")
     assert p.returncode in (0, 1), p.stderr
-    by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "2", "--trial-data", "server")
-    assert p.returncode in (0, 1), p.stderr
-    want = {"pass_kb.py": "pass", "pass_native.cpp": "pass", "wrong_answer_kb.py": "wrong_answer",
-            "wrong_answer_native.cpp": "wrong_answer", "runtime_error_kb.py": "runtime_error",
-            "segfault_native.cpp": "runtime_error", "short_kb.py": "wrong_answer"}
-    assert statuses(by_files) == want
-    assert statuses(by_server) == want
+    assert statuses(by_server) == {
+        "pass_kb.py": "pass", "pass_native.cpp": "pass", "wrong_answer_kb.py": "wrong_answer",
+        "wrong_answer_native.cpp": "wrong_answer", "runtime_error_kb.py": "runtime_error",
+        "segfault_native.cpp": "runtime_error", "short_kb.py": "wrong_answer"}
     assert {v["gates"]["run"]["trial_data"] for v in by_server} == {"server"}
-    assert {v["gates"]["run"]["trial_data"] for v in by_files} == {"files"}
-    passed = [v for v in by_server if v["status"] == "pass"]
-    assert passed and all(v["gates"]["correct"]["passed"] == 5 for v in passed)
-    # The server compares as the files do, field for field (the same secret seeds, the same reference).
-    files = {v["candidate"]["path"]: v for v in by_files}
-    for v in by_server:
-        assert details(v) == details(files[v["candidate"]["path"]]), v["candidate"]["path"]
-        if v["status"] != "pass":  # A pass's feedback holds its times.
-            assert v["feedback"] == files[v["candidate"]["path"]]["feedback"]
-    short = next(v for v in by_server if v["candidate"]["path"].endswith("short_kb.py"))
-    assert {t["problem"] for t in short["gates"]["correct"]["details"]} == {"shape"}
+    got = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_server}
+    for name in ("pass_kb.py", "pass_native.cpp"):
+        assert got[name]["gates"]["correct"]["passed"] == 5
+        assert all(t["ok"] for t in got[name]["gates"]["correct"]["details"])
+    # The second half of each output is left as the worker's NaN poison: 8192 of 16384 elements, from index 8192.
+    half = got["wrong_answer_native.cpp"]["gates"]["correct"]["details"]
+    assert len(half) == 5
+    for t in half:
+        (o,) = t["outputs"]
+        assert (t["problem"], o["mismatches"], o["nonfinite_mismatches"]) == ("nan", 8192, 8192), o
+        assert (o["first_mismatch"], o["first_mismatch_index"], o["elements"]) == (8192, [8, 0], 16384), o
+    # A leaky ReLU: every input below -0.01 (1 % of it over the tolerance, 1e-4; about half the elements) is wrong,
+    # by a negative value where 0 was expected, 1 % of the largest negative input at most.
+    leaky = got["wrong_answer_kb.py"]["gates"]["correct"]["details"]
+    assert len(leaky) == 5
+    for t in leaky:
+        (o,) = t["outputs"]
+        assert t["problem"] == "values" and 7000 < o["mismatches"] < 8400, o
+        assert o["expected_at_first"] == 0 and o["actual_at_first"] < 0 and 0.02 < o["max_abs_error"] < 0.07, o
+    assert {t["problem"] for t in got["short_kb.py"]["gates"]["correct"]["details"]} == {"shape"}
+    assert "killed by signal 11" in got["segfault_native.cpp"]["feedback"], got["segfault_native.cpp"]["feedback"]
 
 
 # Writes over its inputs after computing its outputs: the next candidate still gets the task's own inputs.
@@ -103,7 +105,7 @@ def test_a_candidate_cannot_spoil_the_inputs_or_ask_the_server_for_more(tmp_path
     jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{c}"}}\n' for c in
                             (tmp_path / "scribbler.cpp", CANDIDATES / "pass_native.cpp", tmp_path / "prober.cpp",
                              CANDIDATES / "pass_kb.py")))
-    verdicts, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "1", "--no-perf", "--trial-data", "server")
+    verdicts, p = eval_json("--list", str(jobs), "--timeout", "20", "-j", "1", "--no-perf")
     assert p.returncode in (0, 1), p.stderr
     got = statuses(verdicts)
     assert got["scribbler.cpp"] == "pass" and got["pass_native.cpp"] == "pass" and got["pass_kb.py"] == "pass", got
@@ -166,13 +168,10 @@ def test_an_output_changed_after_it_was_handed_over_is_a_cheat(tmp_path):
     (tmp_path / "latecomer.cpp").write_text(LATECOMER)
     args = ("-t", str(RELU), "-c", str(tmp_path / "latecomer.cpp"), "--timeout", "20", "--no-perf")
     env = {"ANVIL_STATIC_VERDICTS": "0"}
-    (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)
+    (by_server,), p = eval_json(*args, env=env)
     assert by_server["status"] == "cheat", by_server["gates"]["run"]
     assert "changed in its buffer after the worker handed it over" in by_server["gates"]["run"]["after_return"][0]
     assert "run.after_return" in [h["rule"] for h in by_server["gates"]["legal"]["hits"]]
-    # With files there are no buffers to reach: its outputs are right.
-    (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
-    assert by_files["status"] == "pass", by_files["gates"]["run"]
 
 
 def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
@@ -181,24 +180,27 @@ def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
     names = ["pass_kb.py", "pass_native.cpp", "wrong_answer_native.cpp"]
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
-    args = ("--list", str(jobs), "--timeout", "20", "--max-trial-bytes", "1000", "--baselines", "none")
-    by_files, p = eval_json(*args, "--trial-data", "files")
+    by_server, p = eval_json("--list", str(jobs), "--timeout", "20", "--max-trial-bytes", "1000", "--baselines",
+                             "none", "--keep", env={"TMPDIR": str(tmp_path)})
     assert p.returncode in (0, 1), p.stderr
-    by_server, p = eval_json(*args, "--trial-data", "server")
-    assert p.returncode in (0, 1), p.stderr
-    assert statuses(by_server) == statuses(by_files) == {"pass_kb.py": "pass", "pass_native.cpp": "pass",
-                                                          "wrong_answer_native.cpp": "wrong_answer"}
-    files = {v["candidate"]["path"]: v for v in by_files}
+    assert statuses(by_server) == {"pass_kb.py": "pass", "pass_native.cpp": "pass",
+                                   "wrong_answer_native.cpp": "wrong_answer"}
     for v in by_server:
         assert v["gates"]["run"]["trial_data"] == "server"
-        assert details(v) == details(files[v["candidate"]["path"]])
         if v["status"] == "pass":
+            assert v["gates"]["correct"]["passed"] == 5
             assert v["gates"]["perf"]["candidate"]["median_ms"] > 0, v["gates"]["perf"]
+        else:  # Half of each output left as NaN poison, trial by trial (see the first test).
+            assert [(t["trial"], t["outputs"][0]["mismatches"], t["outputs"][0]["first_mismatch"])
+                    for t in v["gates"]["correct"]["details"]] == [(k, 8192, 8192) for k in range(5)], v["gates"]
+    # No trial reached a file: the runs' folders, kept, hold no tensor.
+    kept = list(tmp_path.glob("anvil-eval-*"))
+    assert len(kept) == 3 and not list(tmp_path.rglob("tensors.json")), list(tmp_path.rglob("*"))
 
 
 # Catalog B3/D6, the known limit of the timing sets (docs/rules.md): at its first warmup call it runs Python through
 # weak C API symbols, walks up to the harness's `timed_calls` and takes its `sets` — every timing set's inputs, already
-# in the process with files — computes each one's ReLU there and keys the answers by their first 8 inputs. A timed
+# in the process if they were loaded before the warmup — computes each one's ReLU there and keys the answers by their first 8 inputs. A timed
 # call whose input matches then only copies an answer; it marks that answer (+1 on its first element), so a replay
 # is wrong where anvil rechecks it. Without a match it computes honestly.
 REPLAYER = r"""
@@ -274,25 +276,18 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
     args = ("-t", str(RELU), "-c", str(tmp_path / "replayer.cpp"), "--timeout", "30", "--baselines", "none",
             "--warmup", "2", "--iters", "5")
     env = {"ANVIL_STATIC_VERDICTS": "0"}  # Its Python symbols are static cheats; the point is what the run finds.
-    # With files the sets are in the process before the warmup: every timed call replays, and the recheck sees it.
-    (by_files,), p = eval_json(*args, "--trial-data", "files", env=env)
-    assert by_files["status"] == "cheat", by_files["feedback"]
-    assert "perf.recheck" in [h["rule"] for h in by_files["gates"]["legal"]["hits"]], by_files["feedback"]
-    # The hit says how the last output differed: enough to tell a replay from rounding.
-    (recheck,) = [h for h in by_files["gates"]["legal"]["hits"] if h["rule"] == "perf.recheck"]
-    assert "output out0 differs in " in recheck["message"] and "First mismatch at index" in recheck["message"], recheck
-    (by_server,), p = eval_json(*args, "--trial-data", "server", env=env)
+    # Preloaded (the sets in the process before the warmup, as they were when trials came from files), every timed
+    # call would replay and the recheck would catch it (tests/cli/test_redteam.py, the C4 replay).
+    (by_server,), p = eval_json(*args, env=env)
     assert "perf.recheck" not in [h["rule"] for h in by_server["gates"]["legal"]["hits"]], by_server["feedback"]
     assert by_server["gates"]["perf"]["rechecked"], by_server["gates"]["perf"]
     assert by_server["status"] == "pass", by_server["feedback"]
     assert by_server["gates"]["perf"]["timed_inputs"] == "written_after_ready"
-    assert by_files["gates"]["perf"]["timed_inputs"] == "preloaded"
 
 
 def test_held_out_sets_come_from_the_server_and_no_input_set_is_readable(tmp_path):
-    """The held-out sets (catalog C1) are served and compared like the trials, with the comparisons the files give;
-    with the server no trial, timing set or held-out set has a readable folder: the candidate's process gets its
-    data from the server only."""
+    """The held-out sets (catalog C1) are served and compared like the trials; no trial, timing set or held-out set
+    has a readable folder: the candidate's process gets its data from the server only."""
     task = tmp_path / "relu_held_out.py"
     task.write_text(RELU.read_text())
     (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"dim": 333}]}')
@@ -320,29 +315,26 @@ class ModelNew''', 1))
     args = ("--task", str(task), "--candidate", str(fixed), str(CANDIDATES / "pass_kb.py"), str(reader),
             "--timeout", "30", "--baselines", "none", "--iters", "3")
     env = {"ANVIL_STATIC_VERDICTS": "0"}
-    by_files, p = eval_json(*args, "--trial-data", "files", env=env)
+    by_server, p = eval_json(*args, env=env)
     assert p.returncode in (0, 1), p.stderr
-    by_server, p = eval_json(*args, "--trial-data", "server", env=env)
-    assert p.returncode in (0, 1), p.stderr
-    files = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_files}
     server = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_server}
-    assert server["c1_fixed_shape_kb.py"]["status"] == files["c1_fixed_shape_kb.py"]["status"] == "wrong_answer"
-    assert server["pass_kb.py"]["status"] == files["pass_kb.py"]["status"] == "pass"
-    for name in ("c1_fixed_shape_kb.py", "pass_kb.py"):
-        held = [(h["trial"], h["ok"], h["problem"], h["changed"]) for h in server[name]["gates"]["correct"]["held_out"]]
-        assert len(held) == 2 and held == [(h["trial"], h["ok"], h["problem"], h["changed"])
-                                           for h in files[name]["gates"]["correct"]["held_out"]], name
-    # With files the sets are there to read; with the server none is.
-    assert files["reader_kb.py"]["status"] == "runtime_error", files["reader_kb.py"]["feedback"]
-    assert "read trial_0 timing_0 held_out_0" in files["reader_kb.py"]["feedback"]
+    assert server["c1_fixed_shape_kb.py"]["status"] == "wrong_answer"
+    assert server["pass_kb.py"]["status"] == "pass"
+
+    def held_out(name):
+        return [(h["trial"], h["ok"], h["changed"]) for h in server[name]["gates"]["correct"]["held_out"]]
+
+    assert held_out("pass_kb.py") == [(0, True, "batch_size=5"), (1, True, "dim=333")]
+    # Right on the task's own shape, wrong on every other.
+    assert server["c1_fixed_shape_kb.py"]["gates"]["correct"]["passed"] == 5
+    assert held_out("c1_fixed_shape_kb.py") == [(0, False, "batch_size=5"), (1, False, "dim=333")]
+    # No set is there to read: the prepared folder holds no trial_0, timing_0 or held_out_0.
     assert server["reader_kb.py"]["status"] == "pass", server["reader_kb.py"]["feedback"]
 
 
 def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
     """With the task server (the default) prepare writes no trial's or timing set's tensors, only their secret seeds:
-    the server makes each trial and timing set from its seed (the reference's outputs too, for a recheck). Judged
-    through files, the task gets a folder of its own with the tensors, which the server then uses as well: the same
-    seeds, the same comparisons."""
+    the server makes each trial and timing set from its seed (the reference's outputs too, for a recheck)."""
     cache = tmp_path / "cache"
 
     def judge(candidate, *flags):
@@ -363,11 +355,6 @@ def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
     assert not [p.name for p in served.iterdir() if p.name.startswith(("trial_", "timing_"))]
     assert len(json.loads((served / "kept_timing_seeds.json").read_text())) == 6
     assert len(json.loads((served / "kept_seeds.json").read_text())) == 5
-    by_files = judge("wrong_answer_native.cpp", "--trial-data", "files")
-    assert by_files["status"] == "wrong_answer"
-    (with_files,) = [f for f in folders() if f != served]
-    assert (with_files / "trial_0" / "inputs").is_dir() and (with_files / "timing_0" / "inputs").is_dir()
     by_server = judge("wrong_answer_native.cpp")
-    assert by_server["gates"]["run"]["trial_data"] == "server"
-    assert details(by_server) == details(by_files)  # The folder with files, its seeds: the same trials.
-    assert len(folders()) == 2
+    assert by_server["status"] == "wrong_answer" and by_server["gates"]["run"]["trial_data"] == "server"
+    assert folders() == [served]  # The same task, the same folder.
