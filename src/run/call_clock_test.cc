@@ -18,7 +18,7 @@ namespace {
 // lives in python/anvil_py/timing.py): `calls` calls of `sleep_ms`, reporting
 // the measured time, or `report_ms` when >= 0; `mode` bends the protocol.
 constexpr char kChild[] = R"(
-import os, struct, sys, time
+import ctypes, os, struct, sys, time
 M = struct.Struct("<8sQd")
 calls, sleep_ms, report_ms, mode = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 def read():
@@ -31,18 +31,22 @@ def read():
     return M.unpack(b)
 if mode == "silent":
     sys.exit(0)
-if mode == "contended":  # On one CPU with a busy process, below it (nice 19): every wake-up waits for it.
+if mode == "contended":  # On one CPU with 3 busy processes: each call's work waits for them.
+    # No priority games: a fair scheduler gives each of the 4 a quarter of the CPU, so a call of 10 ms of work
+    # waits for theirs. (A SCHED_IDLE child ran 1 call in 30 s on Linux 6.18; a nice 19 one at times not at all.)
     cpu = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cpu})
     running_r, running_w = os.pipe()
-    hog = os.fork()
-    if hog == 0:
-        os.write(running_w, b"!")
-        while True:
-            pass
-    os.read(running_r, 1)  # It runs (on this CPU).
-    # Not SCHED_IDLE: on Linux 6.18 a SCHED_IDLE task beside a busy one on its CPU ran 1 call in 30 s.
-    os.nice(19)
+    hogs = []
+    for _ in range(3):
+        hog = os.fork()
+        if hog == 0:
+            ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: it ends with the child, however that ends.
+            os.write(running_w, b"!")
+            while True:
+                pass
+        hogs.append(hog)
+        os.read(running_r, 1)  # It runs (on this CPU).
 if mode == "trials":  # The trials are written: time them? (end of file: no)
     os.write(4, M.pack(b"trials", 0, 0.0))
     tag, traced, _ = read()
@@ -55,13 +59,19 @@ for i in range(calls):
         os.write(4, M.pack(b"done", 0, 0.001))
     tag, nonce, _ = read()
     t = time.perf_counter()
-    time.sleep(sleep_ms / 1000)
+    if mode == "contended":  # Work, not sleep: this thread's CPU time.
+        cpu_start = time.thread_time()
+        while time.thread_time() - cpu_start < sleep_ms / 1000:
+            pass
+    else:
+        time.sleep(sleep_ms / 1000)
     ms = report_ms if report_ms >= 0 else (time.perf_counter() - t) * 1000
     os.write(4, M.pack(b"done", nonce ^ (1 if mode == "wrong_nonce" else 0), ms))
 if mode == "extra":
     os.write(4, M.pack(b"done", 7, 0.001))
 if mode == "contended":
-    os.kill(hog, 9)
+    for hog in hogs:
+        os.kill(hog, 9)
 )";
 
 ClockedCalls RunChild(int calls, double sleep_ms, double report_ms, const std::string& mode,
@@ -218,8 +228,8 @@ TEST(CallClockTest, TheTimeEachCallWaitedForACpuIsMeasured) {
   ClockedCalls idle = RunChild(5, 1, -1, "honest");
   ASSERT_EQ(idle.queued_ms.size(), 5u);  // /proc/<child>/task/<child>/schedstat and the clock thread's own.
   for (double q : idle.queued_ms) EXPECT_GE(q, 0);
-  // The child shares one CPU with a busy process, at nice 19: each wake-up (after "go", after its sleep) waits.
-  ClockedCalls contended = RunChild(10, 1, -1, "contended");
+  // The child shares one CPU with 3 busy processes: each call's 10 ms of work takes turns with theirs.
+  ClockedCalls contended = RunChild(10, 10, -1, "contended");
   ASSERT_EQ(contended.queued_ms.size(), 10u);
   std::vector<double> q = contended.queued_ms;
   std::sort(q.begin(), q.end());
