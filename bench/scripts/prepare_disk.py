@@ -1,5 +1,8 @@
 """What preparing a task writes to the cache, with the task server (no trial files) and through files.
 
+Its `files` side runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that
+commit.
+
 Judges one honest candidate of a 64 MiB ReLU (4096 x 4096 float32: 128 MiB a trial, inputs and outputs) on a fresh
 cache per mode, `--trial-data server` (the default: prepare writes no trial's or timing set's tensors) and `files`,
 and reports the prepared folder's bytes, `prepare`'s seconds and the verdict. The cache's filesystem is sampled

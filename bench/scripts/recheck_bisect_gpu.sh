@@ -1,4 +1,5 @@
 #!/bin/bash
+# Runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that commit.
 # perf.recheck on honest candidates (all_problems run of 2026-12-06 on an H100: L2/56, L3/2 own candidates, the
 # reference itself for L1/8, 58, 60, 61, 75): which path makes the timed sets' expected outputs differ. Prints each
 # variant's verdict and rule, then whether torch's TF32 switches and a matmul's result are the same on a thread.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that commit.
 # perf.recheck on honest candidates, in detail (issue 38): the recheck's own message and the timing-set facts, for
 # level 2's 56_Matmul_Sigmoid_Sum and level 3's 2_ShallowWideMLP, four times each (recheck_bisect_gpu.sh found them
 # flaky with the task server, passing with --trial-data files).

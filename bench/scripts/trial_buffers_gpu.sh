@@ -1,4 +1,5 @@
 #!/bin/bash
+# Runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that commit.
 # Issue 38 step 4 on the device: the trial data in device memory of its own (python/anvil_py/device_buffers.py) —
 # tests/gpu/test_gpu_trial_buffers.py, then the eight real-size candidates of trial_server_gpu.sh judged with
 # `--trial-data files` (the trials through files, the timed sets preloaded) and `server` (device buffers, each timed

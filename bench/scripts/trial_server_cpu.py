@@ -2,6 +2,9 @@
 a large streamed task judged both ways in one `anvil eval` each, with what each verdict spent making trials and how
 much the scratch filesystems held meanwhile.
 
+Its `files` side runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that
+commit.
+
     python3 bench/scripts/trial_server_cpu.py [--elements 33554432] [--candidates 4] [--out bench/results/trial_server_cpu.md]
 
 The task: ReLU on `--elements` float32 (128 MiB in, 128 MiB out a trial at the default), 5 trials, streamed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that commit.
 # --trial-data server on CUDA (issue 38, steps 1-2 before step 4; a device call): the eight candidates of
 # tests/gpu/kernelbench_run that bench/scripts/quota_gpu.sh judges, at KernelBench's real sizes, judged with the
 # trials' data from files and from the task server, to see the verdicts and the comparisons agree on the device and

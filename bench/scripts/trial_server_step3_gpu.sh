@@ -1,4 +1,5 @@
 #!/bin/bash
+# Runs `--trial-data files`, retired after commit 0621339: to reproduce, run it from a checkout of that commit.
 # Issue 38 step 3 on CUDA (a device call): trial_server_gpu.sh's eight real-size candidates, one pass with
 # --trial-data files and two with the task server (the table holds the second: warm), to see the verdicts,
 # comparisons and perf medians agree with the server as the default. Carried as there: .carry/ and .kb/.

@@ -38,20 +38,6 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
                   "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
                   "needed and deleted after, instead of cached")
       ->capture_default_str();
-  cmd->add_option("--max-scratch-bytes", f.max_scratch_bytes,
-                  "Streamed trials are made all at once when they fit in the scratch folder (/dev/shm when it has "
-                  "room, else $ANVIL_SCRATCH_DIR or $TMPDIR) and in this many bytes; otherwise one at a time "
-                  "(0: no limit beyond the free space)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--trial-data", f.trial_data,
-                  "Where candidates get their trials' inputs: 'server' (made from their secret seeds by anvil's "
-                  "task server, one per device, and handed to each candidate as memory of its own: memfds, on "
-                  "cuda device allocations; it hands its outputs back there for the server to compare; streamed "
-                  "tasks too; on the cpu backend each timed call's inputs are written only once the call is due) "
-                  "or 'files' (the prepared folder, read in the candidate's process)")
-      ->check(CLI::IsMember({"files", "server"}))
-      ->capture_default_str();
   cmd->add_option("--trial-server-budget", f.trial_server_budget,
                   "Memory the task server may keep tasks' inputs in, least recently used tasks evicted: a size "
                   "(4G) or 'auto' (half the device's free memory at its start)")
@@ -181,9 +167,7 @@ Result<EvalOptions> ToEvalOptions(const EvalFlags& f) {
   o.baseline_eager = f.baselines.find("eager") != std::string::npos;
   o.baseline_compile = f.baselines.find("compile") != std::string::npos;
   o.max_trial_bytes = f.max_trial_bytes;
-  o.max_scratch_bytes = f.max_scratch_bytes;
   o.held_out_auto = f.held_out == "auto";
-  o.trial_server = f.trial_data == "server";
   if (f.trial_server_budget != "auto") {
     auto bytes = ParseByteSize(f.trial_server_budget);
     if (!bytes.ok() || bytes.value() == 0) {

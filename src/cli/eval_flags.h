@@ -27,8 +27,6 @@ struct EvalFlags {
   std::string baselines = "eager,compile";
   std::string cache_dir;
   int64_t max_trial_bytes = int64_t{1} << 30;
-  int64_t max_scratch_bytes = 0;
-  std::string trial_data = "server";
   std::string trial_server_budget = "auto";
   bool quiet = false;
   int jobs = 1;  // Candidates evaluated side by side (per GPU).

@@ -44,20 +44,8 @@ IncludeDirs ScanIncludes(const TorchInfo& torch, const Backend& backend) {
   return dirs;
 }
 
-// Room left free on the scratch filesystem beyond a streamed task's trials.
-constexpr std::uintmax_t kScratchSlackBytes = std::uintmax_t{1} << 30;
-// Room in a run's folder beyond its outputs (the candidate's own files, logs).
+// Room in a run's folder: the candidate's own files, logs, the kernel trace (no trial reaches it).
 constexpr std::uintmax_t kRunScratchSlackBytes = std::uintmax_t{64} << 20;
-
-// What a cached task's run writes: an output like each set's expected one.
-std::uintmax_t OutputBytes(const PreparedTask& prepared) {
-  std::uintmax_t bytes = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it(prepared.dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_directory(ec)) bytes += TreeBytes(it->path() / "expected");
-  }
-  return bytes;
-}
 
 std::string NowIso() {
   std::time_t t = std::time(nullptr);
@@ -122,7 +110,7 @@ Evaluator::Evaluator(Backend backend, EvalOptions options, std::shared_ptr<Devic
     bound.max_bytes = DefaultCacheMaxBytes(options_.cache_dir);
   }
   keeper_ = CacheKeeper::Shared(options_.cache_dir, bound);
-  if (options_.trial_server && backend_.HasDevice()) {
+  if (backend_.HasDevice()) {
     // Its start (importing torch: about a second) overlaps the first
     // candidate's preparation and build. A failure here is said where a
     // session needs the server.
@@ -426,30 +414,17 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   std::optional<SlotHold> run_slot;
   if (lanes.run != nullptr) v.device_wait_seconds += run_slot.emplace(*lanes.run).waited();
 
-  // The run's folder, the only one the candidate may write. A streamed trial
-  // holds its inputs, the reference outputs and the candidate's outputs at
-  // once (plus slack): keep them off the disk if we can — in memory this
-  // evaluation reserved (only now that it runs), next to the others running
-  // side by side. It asks for room for all its trials (made at once) and
-  // needs room for one. Another task's run is made in memory too when its
+  // The run's folder, the only one the candidate may write; the trials never
+  // reach it (the task server holds them). It is made in memory when its
   // outputs fit the budget now (no waiting): what the candidate writes there
   // counts against its memory quota, and a full disk cannot fail its run.
   // --keep-work keeps the folder on the disk, to be read afterwards.
-  const bool scratch_named = std::getenv("ANVIL_SCRATCH_DIR") != nullptr;
   std::optional<ScratchReservation> scratch;
-  // With the task server the trials never reach the folder, streamed or not.
-  const bool files = !ServedTrials(prepared);
-  if (prepared.streamed && files && !scratch_named) {
-    const auto trial = static_cast<std::uintmax_t>(prepared.trial_bytes);
-    scratch.emplace(ScratchBudget::Memory(), 3 * trial + kScratchSlackBytes,
-                    static_cast<std::uintmax_t>(prepared.trials) * 2 * trial + trial + kScratchSlackBytes);
-  } else if ((!prepared.streamed || !files) && !scratch_named && !options_.keep_work) {
-    scratch.emplace(ScratchBudget::Memory(), OutputBytes(prepared) + kRunScratchSlackBytes);
+  if (std::getenv("ANVIL_SCRATCH_DIR") == nullptr && !options_.keep_work) {
+    scratch.emplace(ScratchBudget::Memory(), kRunScratchSlackBytes);
   }
   const std::uintmax_t scratch_room = scratch ? scratch->bytes() : 0;
-  const bool in_memory = scratch_room > 0;
-  auto made = in_memory || (prepared.streamed && files && scratch_named) ? MakeScratchDir("anvil-eval-", scratch_room)
-                                                                         : MakeTempDir("anvil-eval-");
+  auto made = scratch_room > 0 ? MakeScratchDir("anvil-eval-", scratch_room) : MakeTempDir("anvil-eval-");
   if (!made.ok()) {
     v.error = made.message();
     v.status = VerdictStatus::kInfraError;
@@ -473,7 +448,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
     queued = true;
     run_slot.reset();
   };
-  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, scratch_room, release_run_slot, v);
+  const CheckedRun run = RunAndCheck(task, prepared, torch.value(), candidate, work, release_run_slot, v);
   if (queued) lanes.timing_queue->Release();
   if (!v.error.empty()) return;
   if (v.run.term_signal == SIGSYS) {
@@ -484,7 +459,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (!v.run.ok) {
     // On the disk (no room in memory), a run that failed for want of room
     // there is the machine's; in memory the disk had no part in it.
-    if (auto full = v.run.timed_out || in_memory ? std::nullopt : DiskFull(work, prepared)) {
+    if (auto full = v.run.timed_out || scratch_room > 0 ? std::nullopt : DiskFull(work, prepared)) {
       v.error = *full;
       v.status = VerdictStatus::kInfraError;
       return;
@@ -551,10 +526,6 @@ RunRequest Evaluator::BaseRequest(const fs::path& candidate, const Verdict& v, c
   return req;
 }
 
-bool Evaluator::ServedTrials(const PreparedTask& prepared) const {
-  return options_.trial_server && !prepared.seeds.empty();
-}
-
 TrialCompare Evaluator::ServerCompare(const Task& task, const PreparedTask& prepared) const {
   TrialCompare compare;
   compare.init_seed = PrepareOptions{}.init_seed;
@@ -571,8 +542,7 @@ TrialCompare Evaluator::ServerCompare(const Task& task, const PreparedTask& prep
 
 Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                                              const fs::path& candidate, const fs::path& work,
-                                             std::uintmax_t scratch_room, const std::function<void()>& release_run_slot,
-                                             Verdict& v) {
+                                             const std::function<void()>& release_run_slot, Verdict& v) {
   RunRequest req = BaseRequest(candidate, v, torch);
   v.run.ran = true;
   v.correct.ran = true;
@@ -582,250 +552,174 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     v.error = message;
     v.status = VerdictStatus::kInfraError;
   };
-
-  // Cached trials are all on disk: one group. Streamed ones are made now,
-  // from their secret seeds: all at once when the scratch (memory-backed if
-  // possible) holds them all, otherwise each trial is made, run, compared and
-  // deleted before the next.
-  int groups = 1;
-  int per_group = prepared.trials;
-  const bool served = ServedTrials(prepared);
-  if (prepared.streamed && !served) {
-    const std::uintmax_t all_trials =
-        static_cast<std::uintmax_t>(prepared.trials) * 2 * static_cast<std::uintmax_t>(prepared.trial_bytes);
-    // In memory: what this evaluation reserved; on the disk: its free space.
-    std::uintmax_t room = scratch_room > 0 ? scratch_room : FreeBytes(work);
-    if (options_.max_scratch_bytes > 0) {
-      room = std::min(room, static_cast<std::uintmax_t>(options_.max_scratch_bytes));
-    }
-    if (room < all_trials + kScratchSlackBytes) {
-      groups = prepared.trials;
-      per_group = 1;
-    }
+  if (prepared.seeds.empty()) {
+    // Made by an anvil that wrote the trials into the folder and kept no seeds.
+    infra("the prepared task " + prepared.dir.string() +
+          " holds no trial seeds for anvil's task server (an older anvil made it): remove it (`anvil cache prune "
+          "--max-size 0` empties the cache) and evaluate again");
+    return checked;
   }
-  for (int g = 0; g < groups; ++g) {
-    fs::path ref = prepared.dir;
-    if (prepared.streamed && !served) {
-      ref = work / ("ref_" + std::to_string(g));
-      std::vector<std::string> seeds(prepared.seeds.begin() + g * per_group,
-                                     prepared.seeds.begin() + (g + 1) * per_group);
-      Status made = [&] {
-        StageClock clock(v, "make_trials");
-        SharedDeviceHold hold(device_);
-        v.device_wait_seconds += hold.waited();
-        return MakeTrials(task, backend_, seeds, PrepareOptions{}.init_seed, ref, PrepareOptions{}.deadline,
-                          options_.policy.reference_tf32);
-      }();
-      if (!made.ok()) {
-        infra("making trial " + std::to_string(g * per_group) + ": " + made.message());
-        return checked;
-      }
+  req.prepared = prepared.dir;
+  req.out_dir = work / (prepared.streamed ? std::string("got_0") : std::string("trials"));
+  // The trials' inputs come from the task server (a session per run), which
+  // also compares the trials' outputs: the candidate hands them back in
+  // buffers of the server's (docs/protocol.md).
+  std::unique_ptr<TaskServer::Session> session;
+  std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
+  auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
+  v.run.trial_data = "server";
+  const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
+  // The trials share the device; the timed calls get it alone (waiting for
+  // it while the child waits). Released when the process has ended. Taken
+  // before the task server's session opens: the server's work for it (the
+  // task's inputs and reference made on the device) never overlaps another
+  // candidate's timed calls or baselines.
+  std::optional<SharedDeviceHold> shared(std::in_place, device_);
+  v.device_wait_seconds += shared->waited();
+  {
+    StageClock clock(v, "make_trials");
+    TrialCompare compare = ServerCompare(task, prepared);
+    if (held_out) compare.held_out = static_cast<int>(prepared.held_out.size());
+    // The timed calls' input sets come from the server too, which writes
+    // each call's set only after the worker said ready for it (on CUDA the
+    // worker's timer then flushes the L2 after go, outside the call's trace
+    // window). ANVIL_CUDA_SETS_WRITTEN=0 loads them before the warmup
+    // instead on CUDA, to compare (bench/results/sets_written_h100.md).
+    TimedSets sets;
+    if (options_.perf) {
+      sets.count = std::max(RecheckSets(prepared, options_), 1);
+      sets.from = prepared.timing_sets > 0 ? "timing" : "trials";
+      const char* cuda_written = std::getenv("ANVIL_CUDA_SETS_WRITTEN");
+      sets.write =
+          backend_.kind() == BackendKind::kCpu || cuda_written == nullptr || std::string_view(cuda_written) != "0";
     }
-    req.prepared = ref;
-    req.out_dir = work / (prepared.streamed ? "got_" + std::to_string(g) : std::string("trials"));
-    // The trials' inputs from the task server (a session per run), or the files.
-    // With it the server also compares the trials' outputs, which the
-    // candidate hands back in buffers of the server's (docs/protocol.md).
-    std::unique_ptr<TaskServer::Session> session;
-    std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
-    auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
-    v.run.trial_data = "files";
-    const bool held_out = !prepared.streamed && v.format == "kernelbench" && !prepared.held_out.empty();
-    // The trials share the device; the timed calls get it alone (waiting for
-    // it while the child waits). Released when the process has ended. Taken
-    // before the task server's session opens: the server's work for it (the
-    // task's inputs and reference made on the device) never overlaps another
-    // candidate's timed calls or baselines.
-    std::optional<SharedDeviceHold> shared(std::in_place, device_);
-    v.device_wait_seconds += shared->waited();
-    if (served) {
-      StageClock clock(v, "make_trials");
-      TrialCompare compare = ServerCompare(task, prepared);
-      if (held_out) compare.held_out = static_cast<int>(prepared.held_out.size());
-      // The timed calls' input sets come from the server too, which writes
-      // each call's set only after the worker said ready for it (on CUDA the
-      // worker's timer then flushes the L2 after go, outside the call's trace
-      // window). ANVIL_CUDA_SETS_WRITTEN=0 loads them before the warmup
-      // instead on CUDA, to compare (bench/results/sets_written_h100.md).
-      TimedSets sets;
-      if (options_.perf && g == groups - 1) {
-        sets.count = std::max(RecheckSets(prepared, options_), 1);
-        sets.from = prepared.timing_sets > 0 ? "timing" : "trials";
-        const char* cuda_written = std::getenv("ANVIL_CUDA_SETS_WRITTEN");
-        sets.write =
-            backend_.kind() == BackendKind::kCpu || cuda_written == nullptr || std::string_view(cuda_written) != "0";
-      }
-      auto server = TaskServer::For(backend_, options_.trial_server_budget);
-      auto opened = server.ok() ? server.value()->Open(task, prepared, &compare, &sets) : server.status();
-      if (!opened.ok()) {
-        infra(opened.message());
-        return checked;
-      }
-      session = std::move(opened).value();
-      req.data_fd = session->candidate_fd();
-      req.trials_done = [&] {
-        auto report = server_report();
-        return report.ok() ? static_cast<int>(report.value().results.size()) : 0;
-      };
-      v.run.trial_data = "server";
-      if (sets.write) {
-        req.before_go = [&session](int call) { return session->WriteCall(call); };
-        checked.sets_written = true;
-      }
-      if (sets.count > 0) {
-        req.before_recheck = [&session](uint64_t seed) { return session->Recheck(seed, kRecheckSample); };
-      }
+    auto server = TaskServer::For(backend_, options_.trial_server_budget);
+    auto opened = server.ok() ? server.value()->Open(task, prepared, &compare, &sets) : server.status();
+    if (!opened.ok()) {
+      infra(opened.message());
+      return checked;
     }
-    bool compared = false;
-    auto compare = [&] {
-      StageClock clock(v, "compare");
-      std::vector<CompareJob> jobs;
-      for (int k = 0; k < per_group && !session; ++k) {
-        const std::string trial = "trial_" + std::to_string(k);
-        jobs.push_back({ref / trial / "expected", req.out_dir / trial, g * per_group + k, std::nullopt});
-      }
-      if (session) {
-        // Compared by the server as the candidate handed them over.
-        auto report = server_report();
-        if (!report.ok() || !report.value().error.empty()) {
-          v.error = "anvil's task server failed while the candidate ran (not the candidate's doing): " +
-                    (report.ok() ? report.value().error : report.message());
-        } else {
-          v.correct.details = TrialChecksFromServer(report.value().results, per_group);
-          if (held_out) {
-            v.correct.held_out =
-                TrialChecksFromServer(report.value().held_out, static_cast<int>(prepared.held_out.size()));
-          }
-        }
-      }
-      // Catalog C1: the same model on shapes the benchmark does not show.
-      if (held_out) v.correct.held_out_sets = prepared.held_out;
-      if (held_out && !session) {
-        for (std::size_t k = 0; k < prepared.held_out.size(); ++k) {
-          const std::string set = "held_out_" + std::to_string(k);
-          jobs.push_back({ref / set / "expected", req.out_dir / set, static_cast<int>(k), std::nullopt});
-        }
-      }
-      std::vector<TrialCheck> checks = CompareTrials(task, prepared, jobs, v);
-      const int first_held_out = session ? 0 : per_group;
-      for (std::size_t i = 0; i < checks.size(); ++i) {
-        (static_cast<int>(i) < first_held_out ? v.correct.details : v.correct.held_out).push_back(std::move(checks[i]));
-      }
-      compared = true;
+    session = std::move(opened).value();
+    req.data_fd = session->candidate_fd();
+    req.trials_done = [&] {
+      auto report = server_report();
+      return report.ok() ? static_cast<int>(report.value().results.size()) : 0;
     };
-    double gate_seconds = 0;
-    bool exclusive = false;
-    if (options_.perf && g == groups - 1) {
-      // Gate 4 follows in the same process, but only for a candidate whose
-      // every trial is written, right and free of torch compute: the trials
-      // are compared while the child waits.
-      req.warmup = options_.warmup;
-      req.iters = options_.iters;
-      req.recheck_sets = RecheckSets(prepared, options_);
-      req.time_after_trials = [&](const RunOutcome& trials) {
-        const auto t0 = std::chrono::steady_clock::now();
-        compare();
-        bool right = v.error.empty();
-        for (const TrialCheck& t : v.correct.details) right = right && t.ok;
-        for (const TrialCheck& t : v.correct.held_out) right = right && t.ok;
-        gate_seconds = Seconds(t0);
-        const bool time_them = right && trials.trials_completed == per_group && trials.message.empty() &&
-                               (trials.aten_compute.empty() || options_.policy.Allows("run.aten_compute")) &&
-                               trials.host_compute.empty();
-        shared.reset();
-        if (time_them) {
-          if (!prepared.streamed) release_run_slot();
-          v.device_wait_seconds += device_.AcquireExclusive();
-          exclusive = true;
-        }
-        return time_them;
-      };
+    if (sets.write) {
+      req.before_go = [&session](int call) { return session->WriteCall(call); };
+      checked.sets_written = true;
     }
-    auto run =
-        InjectedInfraFault(candidate)
-            ? Result<RunOutcome>(Status::MachineError("a fault injected by ANVIL_INJECT_INFRA (docs/verdict.md)"))
-            : RunCandidate(backend_, req, per_group);
-    shared.reset();
-    if (exclusive) device_.ReleaseExclusive();
-    if (session) {
-      // The candidate's processes have ended: what the server did for them.
-      auto end = session->Close();
-      if (!end.ok() || !end.value().error.empty()) {
-        infra("anvil's task server failed while the candidate ran (not the candidate's doing): " +
-              (end.ok() ? end.value().error : end.message()));
-        return checked;
-      }
-      ended = std::move(end).value();
-      v.work_seconds["server"] += ended->work_ms / 1000;
-      if (req.before_recheck) checked.server_rechecks = ended->rechecks;
+    if (sets.count > 0) {
+      req.before_recheck = [&session](uint64_t seed) { return session->Recheck(seed, kRecheckSample); };
     }
-    if (!run.ok()) {
-      infra("running the candidate: " + run.message());
-      return checked;
-    }
-    if (!run.value().timed.infra.empty()) {
-      infra("anvil failed between two timed calls (not the candidate's doing): " + run.value().timed.infra);
-      return checked;
-    }
-    if (const RunOutcome& r = run.value(); !r.ok && !r.device_memory_over && r.device_others_peak_bytes > 0 &&
-                                           SaysDeviceOutOfMemory(r.message + "\n" + r.stderr_tail)) {
-      // The candidate's words alone make no infra_error: the driver saw
-      // another process's memory on the device. Where the failure recurs
-      // alone on an idle device, it is the candidate's (pipeline/infra_retry.cc).
-      v.device_busy = true;
-      infra("the device ran out of memory while processes other than the candidate's held up to " +
-            std::to_string(r.device_others_peak_bytes >> 20) + " MiB of it (" + r.device_others +
-            "): not the candidate's doing. The candidate said: " + r.message.substr(0, 300));
-      return checked;
-    }
-    RunOutcome trials = run.value();
-    if (ended) {
-      // Outputs that changed in the server's buffers after the worker handed them over (run.after_return).
-      trials.after_return.insert(trials.after_return.end(), ended->after_return.begin(), ended->after_return.end());
-    }
-    if (trials.timed.calls_started) {
-      // Every trial was written and right before the timed calls began: what
-      // went wrong after them belongs to gate 4.
-      checked.timed = trials;
-      checked.timed->seconds -= trials.trials_seconds + gate_seconds;
-      trials.ok = true;
-      trials.timed_out = false;
-      trials.exit_code = 0;
-      trials.term_signal = 0;
-      trials.stage = trials.message = trials.traceback = "";
-      trials.seconds = trials.trials_seconds;
-      v.stage_seconds["perf"] += checked.timed->seconds;
-    } else if (!trials.timed.violation.empty()) {
-      checked.timed = trials;  // The channel was abused during the trials: gate 4 judges it.
-    }
-    // The comparison made while the child waited is the compare stage's, not the run's.
-    const bool waited = !trials.timed.calls_started && trials.timed.trials_announced;
-    v.stage_seconds["run"] += trials.seconds - (waited ? gate_seconds : 0);
-    FromRun(trials, v.run);
-    QuotasFrom(trials, v);
-    v.run.trials_completed += trials.trials_completed;
-    // Compare what was written, also after a crash (for the record).
-    if (!compared) compare();
-    checked.inputs = ref;
-    checked.out_dir = req.out_dir;
-    if (prepared.streamed) {
-      // The outputs (GBs) go now. The last process's folder stays: gate 4
-      // reads its kernel trace.
-      if (g < groups - 1) {
-        (void)RemoveTree(req.out_dir);
-      } else {
-        std::error_code ec;
-        std::vector<fs::path> outputs;
-        for (const auto& entry : fs::directory_iterator(req.out_dir, ec)) {
-          const std::string name = entry.path().filename().string();
-          if (name.starts_with("trial_") || name.starts_with("held_out_")) outputs.push_back(entry.path());
-        }
-        for (const fs::path& dir : outputs) (void)RemoveTree(dir);
-      }
-      if (g > 0) (void)RemoveTree(work / ("ref_" + std::to_string(g - 1)));
-    }
-    if (!v.run.ok) break;
   }
+  bool compared = false;
+  auto compare = [&] {
+    // Compared by the server as the candidate handed them over.
+    StageClock clock(v, "compare");
+    auto report = server_report();
+    if (!report.ok() || !report.value().error.empty()) {
+      v.error = "anvil's task server failed while the candidate ran (not the candidate's doing): " +
+                (report.ok() ? report.value().error : report.message());
+    } else {
+      v.correct.details = TrialChecksFromServer(report.value().results, prepared.trials);
+      if (held_out) {
+        v.correct.held_out = TrialChecksFromServer(report.value().held_out, static_cast<int>(prepared.held_out.size()));
+      }
+    }
+    // Catalog C1: the same model on shapes the benchmark does not show.
+    if (held_out) v.correct.held_out_sets = prepared.held_out;
+    compared = true;
+  };
+  double gate_seconds = 0;
+  bool exclusive = false;
+  if (options_.perf) {
+    // Gate 4 follows in the same process, but only for a candidate whose
+    // every trial is written, right and free of torch compute: the trials
+    // are compared while the child waits.
+    req.warmup = options_.warmup;
+    req.iters = options_.iters;
+    req.recheck_sets = RecheckSets(prepared, options_);
+    req.time_after_trials = [&](const RunOutcome& trials) {
+      const auto t0 = std::chrono::steady_clock::now();
+      compare();
+      bool right = v.error.empty();
+      for (const TrialCheck& t : v.correct.details) right = right && t.ok;
+      for (const TrialCheck& t : v.correct.held_out) right = right && t.ok;
+      gate_seconds = Seconds(t0);
+      const bool time_them = right && trials.trials_completed == prepared.trials && trials.message.empty() &&
+                             (trials.aten_compute.empty() || options_.policy.Allows("run.aten_compute")) &&
+                             trials.host_compute.empty();
+      shared.reset();
+      if (time_them) {
+        if (!prepared.streamed) release_run_slot();
+        v.device_wait_seconds += device_.AcquireExclusive();
+        exclusive = true;
+      }
+      return time_them;
+    };
+  }
+  auto run = InjectedInfraFault(candidate)
+                 ? Result<RunOutcome>(Status::MachineError("a fault injected by ANVIL_INJECT_INFRA (docs/verdict.md)"))
+                 : RunCandidate(backend_, req, prepared.trials);
+  shared.reset();
+  if (exclusive) device_.ReleaseExclusive();
+  // The candidate's processes have ended: what the server did for them.
+  auto end = session->Close();
+  if (!end.ok() || !end.value().error.empty()) {
+    infra("anvil's task server failed while the candidate ran (not the candidate's doing): " +
+          (end.ok() ? end.value().error : end.message()));
+    return checked;
+  }
+  ended = std::move(end).value();
+  v.work_seconds["server"] += ended->work_ms / 1000;
+  if (req.before_recheck) checked.server_rechecks = ended->rechecks;
+  if (!run.ok()) {
+    infra("running the candidate: " + run.message());
+    return checked;
+  }
+  if (!run.value().timed.infra.empty()) {
+    infra("anvil failed between two timed calls (not the candidate's doing): " + run.value().timed.infra);
+    return checked;
+  }
+  if (const RunOutcome& r = run.value(); !r.ok && !r.device_memory_over && r.device_others_peak_bytes > 0 &&
+                                         SaysDeviceOutOfMemory(r.message + "\n" + r.stderr_tail)) {
+    // The candidate's words alone make no infra_error: the driver saw
+    // another process's memory on the device. Where the failure recurs
+    // alone on an idle device, it is the candidate's (pipeline/infra_retry.cc).
+    v.device_busy = true;
+    infra("the device ran out of memory while processes other than the candidate's held up to " +
+          std::to_string(r.device_others_peak_bytes >> 20) + " MiB of it (" + r.device_others +
+          "): not the candidate's doing. The candidate said: " + r.message.substr(0, 300));
+    return checked;
+  }
+  RunOutcome trials = run.value();
+  // Outputs that changed in the server's buffers after the worker handed them over (run.after_return).
+  trials.after_return.insert(trials.after_return.end(), ended->after_return.begin(), ended->after_return.end());
+  if (trials.timed.calls_started) {
+    // Every trial was written and right before the timed calls began: what
+    // went wrong after them belongs to gate 4.
+    checked.timed = trials;
+    checked.timed->seconds -= trials.trials_seconds + gate_seconds;
+    trials.ok = true;
+    trials.timed_out = false;
+    trials.exit_code = 0;
+    trials.term_signal = 0;
+    trials.stage = trials.message = trials.traceback = "";
+    trials.seconds = trials.trials_seconds;
+    v.stage_seconds["perf"] += checked.timed->seconds;
+  } else if (!trials.timed.violation.empty()) {
+    checked.timed = trials;  // The channel was abused during the trials: gate 4 judges it.
+  }
+  // The comparison made while the child waited is the compare stage's, not the run's.
+  const bool waited = !trials.timed.calls_started && trials.timed.trials_announced;
+  v.stage_seconds["run"] += trials.seconds - (waited ? gate_seconds : 0);
+  FromRun(trials, v.run);
+  QuotasFrom(trials, v);
+  v.run.trials_completed += trials.trials_completed;
+  // Compare what was written, also after a crash (for the record).
+  if (!compared) compare();
+  checked.out_dir = req.out_dir;
   FinishCorrectness(v);
   return checked;
 }

@@ -51,9 +51,6 @@ struct EvalOptions {
   RewardOptions reward;
   bool keep_work = false;                      // Keep the run folder (outputs, logs).
   int64_t max_trial_bytes = int64_t{1} << 30;  // Larger trials are streamed, not cached.
-  // Streamed trials are made all at once when they fit in the scratch's free
-  // space and in this many bytes (0: no limit beyond the free space).
-  int64_t max_scratch_bytes = 0;
   // Tasks whose sidecar declares no held-out input sets get one made for them
   // (batch_size one smaller; Task::held_out_json "auto"), catalog C1.
   bool held_out_auto = false;
@@ -70,9 +67,8 @@ struct EvalOptions {
   std::chrono::milliseconds idle_device_wait{120000};
   // The trials come from the device's task server (tasks/task_server.h:
   // inputs made from their seeds, passed as memfds; outputs handed back and
-  // compared there) rather than the prepared folder's files, streamed tasks
-  // too. Its memory budget: 0 for half the device's free memory.
-  bool trial_server = false;
+  // compared there), streamed tasks too. Its memory budget: 0 for half the
+  // device's free memory.
   int64_t trial_server_budget = 0;
   // The cache's bound, kept by evicting least recently used entries
   // (cache/cache_keeper.h); unset: half the disk holding it, and its floor.
@@ -192,8 +188,7 @@ class Evaluator {
   // deadline, and the sandbox's inputs.
   RunRequest BaseRequest(const std::filesystem::path& candidate, const Verdict& v, const TorchInfo& torch);
   struct CheckedRun {
-    std::filesystem::path inputs;   // The prepared folder the last process ran on.
-    std::filesystem::path out_dir;  // Its outputs (recheck_K of the timed calls).
+    std::filesystem::path out_dir;  // The last process's folder (its kernel trace).
     // That process, when its timed calls started (or it abused the clock):
     // gate 4 judges it. Its seconds are those after the trials.
     std::optional<RunOutcome> timed;
@@ -201,7 +196,7 @@ class Evaluator {
     // ready (PerfGate::timed_inputs).
     bool sets_written = false;
     // The task server's comparisons of the rechecked timed sets (a session
-    // with timed sets): gate 4 reads these, not recheck_K/ files.
+    // with timed sets): gate 4 reads these.
     std::optional<nlohmann::json> server_rechecks;
   };
   // Runs the trials (gate 1) and compares them (gate 2); with perf on, the
@@ -211,29 +206,10 @@ class Evaluator {
   // slot: its child holds GBs on the device).
   CheckedRun RunAndCheck(const Task& task, const PreparedTask& prepared, const TorchInfo& torch,
                          const std::filesystem::path& candidate, const std::filesystem::path& work,
-                         std::uintmax_t scratch_room, const std::function<void()>& release_run_slot, Verdict& v);
-  // `recheck_seed`: got_dir holds a recheck of timing set `trial`, whose
-  // large outputs are the elements RecheckPoints draws from that seed.
-  // The task's tolerance, each output's atol scaled as the trivial-output
-  // guard asked (PreparedTask::atol_scale).
+                         const std::function<void()>& release_run_slot, Verdict& v);
   // What a comparing task server session needs: the reference's seed and
   // TF32 switch, every dtype's tolerance, the trivial guard's atol factors.
   TrialCompare ServerCompare(const Task& task, const PreparedTask& prepared) const;
-  // Whether the task server holds this task's trials for its runs
-  // (--trial-data server and its seeds known), streamed tasks included.
-  bool ServedTrials(const PreparedTask& prepared) const;
-  TrialCheck CompareTrial(const Task& task, const PreparedTask& prepared, const std::filesystem::path& want_dir,
-                          const std::filesystem::path& got_dir, int trial, Verdict& v,
-                          std::optional<uint64_t> recheck_seed = std::nullopt);
-  // Several CompareTrial side by side (outputs of up to hundreds of MB each:
-  // the comparisons are memory-bound), in the order given.
-  struct CompareJob {
-    std::filesystem::path want_dir, got_dir;
-    int trial = 0;
-    std::optional<uint64_t> recheck_seed;
-  };
-  std::vector<TrialCheck> CompareTrials(const Task& task, const PreparedTask& prepared,
-                                        const std::vector<CompareJob>& jobs, Verdict& v);
   void FinishCorrectness(Verdict& v);
   // Gate 4 on a candidate that passed gates 1-3: its timed calls (in
   // pipeline/perf_gate.cc).
@@ -259,7 +235,7 @@ class Evaluator {
   // Evaluations side by side share the device; timed runs get it alone.
   std::shared_ptr<DeviceGate> gate_;
   DeviceGate& device_;
-  std::future<void> server_start_;  // The task server's early start (EvalOptions::trial_server); waited for at the end.
+  std::future<void> server_start_;  // The task server's early start; waited for at the end.
 };
 
 }  // namespace anvil

@@ -157,20 +157,11 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   // child kept every set's last output and wrote only these (catalog C4: no
   // call knew whether it would be looked at).
   p.rechecked = RecheckSample(recheck_sets, kRecheckSample, timed.recheck_seed);
+  // Compared by the task server as the worker handed them over.
   std::vector<TrialCheck> rechecks;
   if (checked.server_rechecks) {
-    // Compared by the task server as the worker handed them over.
     const std::vector<TrialCheck> by_set = TrialChecksFromServer(*checked.server_rechecks, recheck_sets);
     for (int k : p.rechecked) rechecks.push_back(by_set[static_cast<std::size_t>(k)]);
-  } else {
-    std::vector<CompareJob> jobs;
-    for (int k : p.rechecked) {
-      const std::string trial = (prepared.timing_sets > 0 ? "timing_" : "trial_") + std::to_string(k);
-      jobs.push_back({checked.inputs / trial / "expected", checked.out_dir / ("recheck_" + std::to_string(k)), k,
-                      timed.recheck_sent ? std::optional<uint64_t>(timed.recheck_seed) : std::nullopt});
-    }
-    StageClock clock(v, "compare");
-    rechecks = CompareTrials(task, prepared, jobs, v);
   }
   for (std::size_t i = 0; i < rechecks.size(); ++i) {
     const int k = p.rechecked[i];
@@ -225,7 +216,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
   bo.iters = options_.iters;
   bo.reference_tf32 = options_.policy.reference_tf32;
   const char* worker = std::getenv("ANVIL_BASELINE_WORKER");
-  if (ServedTrials(prepared) && (worker == nullptr || std::string_view(worker) != "1")) {
+  if (worker == nullptr || std::string_view(worker) != "1") {
     // The task server times it: the reference it keeps, warm, on the device
     // already (no worker's start, no model built again). ANVIL_BASELINE_WORKER=1
     // times it in a worker of its own, to compare.

@@ -78,7 +78,6 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.policy = options_.policy.Id();
     po.reference_tf32 = options_.policy.reference_tf32;
     po.guard = GuardTolerances(options_.policy, task);
-    po.trial_files = !options_.trial_server;
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
     std::optional<SlotHold> alone;  // Taken before the device: a preparation waiting here holds nothing.

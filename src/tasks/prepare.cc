@@ -20,7 +20,7 @@ constexpr int kTaskErrorExit = 3;
 constexpr int kNoSpaceExit = 4;  // The worker's own write found the disk full (python/anvil_py/task_worker.py).
 // A cached task's secret trial seeds, in order (never readable by a candidate: not on its allowlist).
 constexpr const char* kTrialSeedsFile = "kept_seeds.json";
-// Those of its timing sets, one per set, where the folder holds no timing_K/ (PrepareOptions::trial_files).
+// Those of its timing sets, one per set.
 constexpr const char* kTimingSeedsFile = "kept_timing_seeds.json";
 
 // The seeds of a kept seeds file (a JSON array of strings); none when it is missing or malformed.
@@ -93,9 +93,8 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
 // (secret, like the reference outputs of cached tasks) in seeds.json.
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
-  if (parsed.is_object()) prepared.timing_sets = parsed.value("timing_sets", 0);
-  if (parsed.is_object() && !parsed.value("trial_files", true)) {
-    prepared.trial_files = false;
+  if (parsed.is_object()) {
+    prepared.timing_sets = parsed.value("timing_sets", 0);
     prepared.trial_bytes = parsed.value("trial_bytes", int64_t{0});
     prepared.timing_seeds = KeptSeeds(prepared.dir / kTimingSeedsFile);
     if (static_cast<int>(prepared.timing_seeds.size()) != prepared.timing_sets) prepared.timing_seeds.clear();
@@ -159,15 +158,10 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                            options.policy + "|" + options.guard +
                            (task.held_out_json.empty() ? "" : "|" + task.held_out_json);
   fs::path root = options.cache_dir / "tasks";
-  auto folder = [&](bool trial_files) {
-    return root / (task.name + "-" + Sha256Hex(base + (trial_files ? "" : "|no-trial-files")).substr(0, 16));
-  };
-  // Without trial files (for the task server) a folder with them serves as well (the server makes the trials from
-  // the seeds kept beside them): the files' evaluations and the server's then judge with the same secret seeds.
-  // The other way round a folder without them would not: it has its own key.
-  fs::path dir = folder(true);
+  // No trial's tensors are written: the task server makes them from the seeds kept here. (Folders keyed without
+  // "|no-trial-files" held the trials' files, for the retired --trial-data files: no longer read.)
+  const fs::path dir = root / (task.name + "-" + Sha256Hex(base + "|no-trial-files").substr(0, 16));
   std::error_code ec;
-  if (!options.trial_files && !fs::exists(dir / "spec.json", ec)) dir = folder(false);
   fs::create_directories(root, ec);
   if (NoSpace(ec)) return NoSpaceError(task, root, ec.message());
   if (ec) return Status::Error("cannot create cache folder " + root.string() + ": " + ec.message());
@@ -195,7 +189,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                       "--max-trial-bytes", std::to_string(options.max_trial_bytes), "--timing-seeds", timing_seeds,
                       "--max-timing-bytes", std::to_string(options.max_timing_bytes), "--held-out-seeds",
                       task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
-  if (!options.trial_files) spec.argv.push_back("--no-trial-files");
+  spec.argv.push_back("--no-trial-files");
   if (!task.held_out_json.empty()) {
     spec.argv.push_back("--held-out");
     spec.argv.push_back(task.held_out_json);
@@ -237,7 +231,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data"),
     // and, where no timing set was written, the timing sets' too.
     Status s = WriteFileAtomic(work / kTrialSeedsFile, SeedList(trial_seeds).dump());
-    if (s.ok() && !options.trial_files) {
+    if (s.ok()) {
       const int sets = spec_fields.is_object() ? spec_fields.value("timing_sets", 0) : 0;
       s = WriteFileAtomic(work / kTimingSeedsFile, SeedList(timing_seeds, sets).dump());
     }
@@ -294,23 +288,6 @@ Result<fs::path> TaskInitArgs(const Task& task, const std::string& torch_version
     return Status::Error(msg);
   }
   return file;
-}
-
-Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
-                  const fs::path& out, std::chrono::seconds deadline, bool reference_tf32) {
-  std::string joined;
-  for (const auto& s : seeds) joined += (joined.empty() ? "" : ",") + s;
-  ProcessSpec spec = PythonWorkerSpec(
-      "task_worker", {"prepare", "--task", task.path.string(), "--out", out.string(), "--device", backend.TorchDevice(),
-                      "--seeds", joined, "--init-seed", std::to_string(init_seed)});
-  AddTf32(spec, reference_tf32);
-  spec.deadline = deadline;
-  for (auto& kv : backend.ChildEnv()) spec.env.push_back(std::move(kv));
-  auto r = RunProcess(spec);
-  if (!r.ok()) return r.status();
-  if (r.value().exit_code == kNoSpaceExit) return NoSpaceError(task, out.parent_path(), TailLines(r.value().err, 1));
-  if (!r.value().Succeeded()) return Status::Error(TaskErrorMessage(task, out / "error.json", r.value()));
-  return Status::Ok();
 }
 
 const char* BaselineModeName(BaselineMode mode) { return mode == BaselineMode::kEager ? "eager" : "compile"; }

@@ -33,8 +33,8 @@ struct PrepareOptions {
   int trials = 5;                      // Correctness trials (fresh inputs each).
   int init_seed = 42;                  // Seed for Model/ModelNew construction.
   std::chrono::seconds deadline{900};  // For the task worker.
-  // Above this many bytes of inputs + outputs per trial, trial data is not
-  // cached: each trial is made when the candidate needs it (streamed).
+  // Above this many bytes of inputs + outputs per trial, the task server
+  // keeps no trial warm: each is made when the candidate needs it (streamed).
   int64_t max_trial_bytes = int64_t{1} << 30;
   // Timed calls (cached tasks): input sets of their own, made from secret
   // seeds no trial uses, each with its reference outputs, so that no timed
@@ -54,16 +54,10 @@ struct PrepareOptions {
   // The trivial-output guard's tolerances (python/anvil_py/trivial_guard.py):
   // JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}; "" for none.
   std::string guard;
-  // False (the task server serves the trials): no trial's or timing set's
-  // tensors are written; their seeds are kept instead (PreparedTask::seeds,
-  // timing_seeds), in a folder of its own key. A folder with trial files of
-  // the same options is used instead where one exists (the server serves
-  // from it as well).
-  bool trial_files = true;
 };
 
 struct PreparedTask {
-  std::filesystem::path dir;  // Holds spec.json, params/, trial_K/{inputs,expected}/.
+  std::filesystem::path dir;  // Holds spec.json, the weights, the trials' and timing sets' seeds.
   std::string spec_json;      // Contents of spec.json.
   int trials = 0;
   bool cached = false;  // Found in the cache rather than made now.
@@ -71,19 +65,16 @@ struct PreparedTask {
   // Of that, the device's work (spec.json "work_ms": the reference's inputs,
   // its runs; CUDA events around each, on the cpu their time); 0 when cached.
   double work_seconds = 0;
-  // Streamed: no trial_K folders; MakeTrials makes trial k from seeds[k].
+  // Streamed: trials too large to keep prepared (max_trial_bytes); the task
+  // server makes trial k from seeds[k] whenever a candidate needs it.
   bool streamed = false;
   std::vector<std::string> seeds;
   int64_t trial_bytes = 0;  // Streamed: inputs + outputs of one trial.
-  // timing_K/{inputs,expected} for K < timing_sets (0: none; the timed calls
-  // then use the trials' input sets).
+  // Timing sets (0: none; the timed calls then use the trials' input sets):
+  // the task server makes set K from timing_seeds[K].
   int timing_sets = 0;
-  // False: the folder holds no trial_K/ or timing_K/ (PrepareOptions::
-  // trial_files); the task server makes them from `seeds` and `timing_seeds`
-  // (one per timing set).
-  bool trial_files = true;
   std::vector<std::string> timing_seeds;
-  // held_out_K/{inputs,expected} (catalog C1; Task::held_out_json): what each
+  // Held-out sets, made by the task server (catalog C1; Task::held_out_json): what each
   // set changed, e.g. "batch_size=5". None for streamed tasks.
   std::vector<std::string> held_out;
   // The trivial-output guard (spec.json "trivial_guard", "degenerate"): by
@@ -97,11 +88,6 @@ struct PreparedTask {
 
 // The lock file preparers of the prepared folder `dir` hold (beside it).
 std::filesystem::path PreparedTaskLockPath(const std::filesystem::path& dir);
-
-// Streamed tasks: makes trials (a prepared folder of its own holding
-// spec.json, params/ and trial_0/ ... for each of `seeds` in order) into `out`.
-Status MakeTrials(const Task& task, const Backend& backend, const std::vector<std::string>& seeds, int init_seed,
-                  const std::filesystem::path& out, std::chrono::seconds deadline, bool reference_tf32);
 
 // What Model and ModelNew are built with (get_init_inputs() under
 // `options.init_seed`) in a JSON file {init_inputs, init_seed}: made on the

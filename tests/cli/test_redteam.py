@@ -1,7 +1,6 @@
 """The red-team suite (tests/redteam/README.md): one hostile candidate per hack-catalog class that anvil can decide
 on a CPU, each ending in its expected status and, for a cheat, naming the rule that caught it."""
 
-import json
 import os
 import re
 from pathlib import Path
@@ -55,16 +54,6 @@ def verdicts():
         assert proc.returncode in (0, 1), proc.stderr[-3000:]
         got_timed += more
     out = {**{v["candidate"]["path"].split("/")[-1]: v for v in got + got_timed}, **static}
-    # Attacks on the prepared folder's files (`anvil-trial-data: files`): judged where the trials' data are files; with
-    # the task server there are none to attack (tests/cli/test_trial_server.py).
-    for p in candidates():
-        if header(p, "trial-data") != "files":
-            continue
-        flags = perf if p.name in TIMED else ("--trials", "3", "--no-perf")
-        env = RUNTIME if header(p, "static-rule") else None
-        (v,), proc = eval_json("--task", RELU, "--candidate", str(p), *flags, "--trial-data", "files", env=env)
-        assert proc.returncode in (0, 1), proc.stderr[-3000:]
-        out[p.name] = v
     return out
 
 
@@ -162,12 +151,14 @@ def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
                            "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "-landlock"})
         assert got[0]["status"] == "runtime_error", got[0]["feedback"]
         assert "landlock" not in got[0]["gates"]["run"]["sandbox"]
-    # ...and without the sandbox the same candidate copies the expected outputs and passes: the hole it closes.
-    # (Exec'd, as without the zygote: a worker the zygote forked has the zygote's command line, so this candidate
-    # would not find the path there — which is no defence: the path is in the worker's memory too.)
+    # ...and without the sandbox there is still nothing to copy: no trial's reference outputs are on the disk (the
+    # task server makes them from their seeds; with the trials in files, this candidate passed here). (Exec'd, as
+    # without the zygote: a worker the zygote forked has the zygote's command line, so this candidate would not find
+    # the path there — which is no defence: the path is in the worker's memory too.)
     got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
                           "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
-    assert got[0]["status"] == "pass", got[0]["feedback"]
+    assert got[0]["status"] == "runtime_error", got[0]["feedback"]
+    assert "/trial_0/expected/out0.bin: No such file or directory" in got[0]["gates"]["run"]["message"], got[0]
     # No isolation layer; the quotas' control groups stay (ANVIL_SANDBOX is about isolation, not quotas).
     assert got[0]["gates"]["run"]["sandbox"] in ([], ["cgroup"])
 
@@ -258,7 +249,7 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     # An output over 2^18 elements is rechecked on the elements a seed anvil sends after the last call draws
     # (RecheckPoints): 1 MB instead of the whole. The C4 candidate replays its first output while timed: almost
     # every drawn element is wrong. The honest one passes. The task server compares the rechecks (nothing of them
-    # reaches a file); with --trial-data files they are files of the drawn elements only.
+    # reaches a file).
     task = tmp_path / "relu_large.py"
     task.write_text(Path(RELU).read_text().replace("batch_size = 16", "batch_size = 1024").replace(
         "dim = 1024", "dim = 512"))
@@ -275,14 +266,6 @@ def test_the_recheck_of_a_large_output_compares_drawn_elements_and_still_catches
     assert honest["status"] == "pass", honest["feedback"]
     assert honest["gates"]["perf"]["rechecked"] == list(range(5))
     assert not list(tmp_path.glob("anvil-eval-*/trials/recheck_*")), "a recheck reached a file"
-    (by_files,), proc = eval_json("--task", str(task), "--candidate", str(EXAMPLES / "candidates" / "relu" /
-                                                                        "pass_native.cpp"),
-                                  "--trials", "3", "--baselines", "none", "--warmup", "2", "--iters", "5", "--keep",
-                                  "--trial-data", "files", env={"TMPDIR": str(tmp_path)})
-    assert by_files["status"] == "pass", by_files["feedback"]
-    written = [json.loads(p.read_text()) for p in tmp_path.glob("anvil-eval-*/trials/recheck_*/tensors.json")]
-    assert len(written) == 5, written  # Five sets.
-    assert all(m["tensors"][0]["shape"] == [1 << 18] for m in written), written
 
 
 def raw_openat_candidate(path, flags, about):

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from conftest import EXAMPLES, eval_json, run_anvil
 
@@ -101,14 +100,12 @@ def test_runtime_error_reports_the_message_and_traceback():
     assert "Traceback" in v["gates"]["run"]["traceback"]
 
 
-@pytest.mark.parametrize("scratch", ["together", "one_at_a_time"])
-def test_streamed_trials_give_the_same_verdicts(scratch):
-    # A tiny byte limit forces the streamed path: the trials are made from their seeds during the evaluation,
-    # all at once when the scratch has room, else each made, run, compared and deleted in turn.
+def test_streamed_trials_give_the_same_verdicts():
+    # A tiny byte limit forces the streamed path: the task server makes the trials from their seeds during the
+    # evaluation.
     cands = [CANDS / "pass_native.cpp", CANDS / "wrong_answer_native.cpp", CANDS / "segfault_native.cpp"]
-    limit = ["--max-scratch-bytes", "1"] if scratch == "one_at_a_time" else []
     verdicts, proc = eval_json("--task", RELU, "--candidate", *map(str, cands), "--max-trial-bytes", "1000", "--trials", "3",
-                               "--baselines", "eager", "--iters", "3", *limit)
+                               "--baselines", "eager", "--iters", "3")
     assert proc.returncode == 0, proc.stderr
     assert [v["status"] for v in verdicts] == ["pass", "wrong_answer", "runtime_error"]
     assert verdicts[0]["gates"]["correct"]["passed"] == 3
