@@ -278,13 +278,6 @@ def _read_spec(prepared):
         return json.load(f)
 
 
-def _trial_dirs(prepared, kind="trial"):
-    k = 0
-    while os.path.isdir(os.path.join(prepared, f"{kind}_{k}")):
-        yield k, os.path.join(prepared, f"{kind}_{k}")
-        k += 1
-
-
 def _native_params(prepared, spec, device):
     """The reference's parameters then buffers, in the spec's order: from prepared/params/ where prepare wrote it (a
     buffer the state dict leaves out), else from its state dict by name (mapped, not read)."""
@@ -310,17 +303,11 @@ def _build_callable(args, spec, device):
     return build_model_new(module, spec, device, args.prepared)
 
 
-def _held_out_trials(model, device, timer, args, trace, ops, data=None):
-    """Catalog C1: the task's held-out input sets (other shapes, same model), each forward's outputs to
-    held_out_K/ for anvil to compare — or, from the task server, into its buffers, compared there. Native
-    candidates are built for the spec's shapes and skip them."""
-    served = data is not None and data.compares and data.held_out > 0
-    sets = [(k, None) for k in range(data.held_out)] if served else _trial_dirs(args.prepared, "held_out")
-    for k, held in sets:
-        if served:
-            inputs = data.inputs("held_out", k, device)
-        else:
-            inputs = [v for _, v in tensor_io.read_dir(os.path.join(held, "inputs"), device)]
+def _held_out_trials(model, device, timer, args, trace, ops, data):
+    """Catalog C1: the task's held-out input sets (other shapes, same model) from the task server, each forward's
+    outputs into its buffers, compared there. Native candidates are built for the spec's shapes and skip them."""
+    for k in range(data.held_out if data.compares else 0):
+        inputs = data.inputs("held_out", k, device)
 
         def forward():
             begin = trace.now() if trace else 0
@@ -339,34 +326,22 @@ def _held_out_trials(model, device, timer, args, trace, ops, data=None):
         finally:
             ops.checkpoint(f"held-out set {k}")
             ops.write(args.out, args.report)
-        if served:
-            try:
-                data.done(k, outputs, "held_out")
-            except OutputUnreadable as e:
-                raise unreadable_outputs(args, f"held_out_{k}", e.names) from None
-        else:
-            write_outputs(args, f"held_out_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
+        try:
+            data.done(k, outputs, "held_out")
+        except OutputUnreadable as e:
+            raise unreadable_outputs(args, f"held_out_{k}", e.names) from None
 
 
-def _timing_sets(trials, device, args, data=None):
-    """(warm, sets): trial 0's inputs for the warmup and the timing sets' inputs, on the device — or, for a task
-    without timing sets, no warmup inputs of their own and the trials' sets; for one whose trials only the task
-    server holds (a streamed task), fresh copies of its trials' inputs from there."""
-    def read(d):
-        return [v for _, v in tensor_io.read_dir(os.path.join(d, "inputs"), device)]
-
-    if data is not None and data.sets:
+def _timing_sets(device, args, data):
+    """(warm, sets): inputs for the warmup and the timed calls' sets, from the task server."""
+    if data.sets:
         # From the task server: warmup on a fresh copy of trial 0's inputs; each timed call's own buffers, which the
         # server fills after its `ready` (on the CPU: nothing of a set here before its call), or copies of the sets
         # (docs/protocol.md, "timed sets").
         warm = data.inputs("timing", 0, device)
         return warm, [None] * data.sets if data.sets_written else [data.timed_set(k, device) for k in range(data.sets)]
-    timing = [d for _, d in _trial_dirs(args.prepared, "timing")]
-    if not timing and not trials and data is not None:
-        return None, [data.inputs("timing", k, device) for k in range(min(max(args.recheck_sets, 1), data.trials))]
-    if timing:
-        return read(trials[0][1]), [read(d) for d in timing[:max(args.recheck_sets, 1)]]
-    return None, [read(d) for _, d in trials[:max(args.recheck_sets, 1)]]
+    # A session without timed sets: fresh copies of the trials' inputs.
+    return None, [data.inputs("timing", k, device) for k in range(min(max(args.recheck_sets, 1), data.trials))]
 
 
 class _Timeline:
@@ -408,23 +383,17 @@ def run(args):
     guard = TamperGuard(args.out, args.report)
     _announce_ready(args.ready_fd)
     # The task server's session (docs/protocol.md, "trial data"), opened before the candidate's code runs: each
-    # trial's inputs as memfds of their own.
-    data = TrialData(args.data_fd) if args.data_fd is not None else None
+    # trial's inputs as memfds of their own (on cuda, device buffers).
+    data = TrialData(args.data_fd)
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device)
     guard.check("after loading the candidate")
     timeline.lap("load")
-    trials = trial_dirs = list(_trial_dirs(args.prepared))
-    if data is not None:
-        trials = [(k, None) for k in range(data.trials)]
     # aten ops and host transfers, every trial
     ops = ForwardTrace(observer) if args.format == "kernelbench" else None
     with torch.no_grad():
-        for k, trial_dir in trials:
-            if data is not None:
-                inputs = data.inputs("trial", k, device)
-            else:
-                inputs = [v for _, v in tensor_io.read_dir(os.path.join(trial_dir, "inputs"), device)]
+        for k in range(data.trials):
+            inputs = data.inputs("trial", k, device)
 
             def forward():
                 begin = trace.now() if trace else 0
@@ -445,7 +414,7 @@ def run(args):
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
             outputs = check_outputs(result, k)
-            if data is not None and data.compares:
+            if data.compares:
                 # Into the task server's buffers, compared on its side (docs/protocol.md, "trial data").
                 try:
                     data.done(k, outputs)
@@ -465,14 +434,14 @@ def run(args):
         if clock:
             # The timing sets go onto the device while anvil compares the trials.
             clock.announce_trials()
-            warm, sets = _timing_sets(trial_dirs, device, args, data)  # Files where there are (issue 38, step 3).
+            warm, sets = _timing_sets(device, args, data)
             timer.sync()
             timeline.lap("perf_inputs")
         traced = clock.await_perf() if clock else None
         if traced is not None:
             timeline.lap("trials_wait")
-            call_inputs = data.call_inputs if data is not None and data.sets_written else None
-            recheck_to = data.recheck if data is not None and data.rechecks else None
+            call_inputs = data.call_inputs if data.sets_written else None
+            recheck_to = data.recheck if data.rechecks else None
             timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, guard, ops, call_inputs,
                         recheck_to)
             if trace:
@@ -512,8 +481,8 @@ def main(argv=None):
                    "run's deadline counts from then")
     r.add_argument("--report-fd", type=int, help="anvil's report channel (anvil_py/report_channel.py): seals of the "
                    "outputs written, what the traces and the tamper guard found")
-    r.add_argument("--data-fd", type=int, help="a task server session (anvil_py/trial_channel.py): the trials' "
-                   "inputs come from there, not from the prepared folder")
+    r.add_argument("--data-fd", type=int, required=True, help="a task server session (anvil_py/trial_channel.py): "
+                   "the trials' inputs come from there")
     r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--sets-written", action="store_true",

@@ -67,7 +67,7 @@ class _Entry:
         self.path = request["task"]
         self.prepared = request["prepared"]
         self.seeds = [str(s) for s in request["seeds"]]
-        # The timing sets' seeds where the prepared folder holds no timing_K/ (made here from them instead).
+        # The timing sets' seeds (each set is made here from its own).
         self.timing_seeds = [str(s) for s in request.get("timing_seeds") or []]
         self.reference = bool(request.get("compare"))
         self.init_seed = int(request.get("init_seed", 42))
@@ -252,17 +252,11 @@ class Tasks:
 
     def timed_sets(self, entry, source, count):
         """The timed calls' first `count` input sets: the prepared task's timing sets ("timing": made from their
-        seeds, or read once from its folder, which no candidate may read, here in trusted code), or its first
-        trials' inputs ("trials"); kept with the task."""
+        seeds), or its first trials' inputs ("trials"); kept with the task."""
         with entry.sets_lock:
             if entry.sets is None or entry.sets[0] != source or len(entry.sets[1]) < count:
                 if source == "timing":
-                    if entry.timing_seeds:
-                        made = [self._timing_set(entry, k, reference=False)[0] for k in range(count)]
-                    else:
-                        made = [[v for _, v in tensor_io.read_dir(
-                            os.path.join(entry.prepared, f"timing_{k}", "inputs"), self.device)]
-                            for k in range(count)]
+                    made = [self._timing_set(entry, k, reference=False)[0] for k in range(count)]
                     with self.lock:
                         entry.bytes += sum(_nbytes(m) for m in made)
                 else:
@@ -271,17 +265,12 @@ class Tasks:
             return entry.sets[1][:count]
 
     def timed_set_expected(self, entry, source, k):
-        """The reference's outputs for timed set k: the prepared timing set's (read from its folder, trusted code) or
-        trial k's; kept with the task."""
+        """The reference's outputs for timed set k: the prepared timing set's (made from its seed) or trial k's; kept
+        with the task."""
         with entry.sets_lock:
             if (source, k) not in entry.set_expected:
-                if source == "timing" and entry.timing_seeds:
+                if source == "timing":
                     made = self._timing_set(entry, k, reference=True)[1]
-                    with self.lock:
-                        entry.bytes += _nbytes(made)
-                elif source == "timing":
-                    made = [v for _, v in tensor_io.read_dir(
-                        os.path.join(entry.prepared, f"timing_{k}", "expected"), self.device)]
                     with self.lock:
                         entry.bytes += _nbytes(made)
                 else:

@@ -146,18 +146,13 @@ def prepare(args):
     streamed = False
     guard = json.loads(args.guard) if args.guard else None
     guards, trial0_inputs = [], None
-    # Without trial files (the task server makes every trial and timing set again from its seed, on the device),
-    # no tensor of a trial or a timing set is written: the trials still run here, for the spec and the guard.
-    files = not args.no_trial_files
+    # No tensor of a trial or a timing set is written (the task server makes each again from its seed, on the
+    # device): the trials still run here, for the spec and the guard.
     work = WorkClock(device)  # The device's work for the reference, in spec.json's "work_ms".
     with torch.no_grad():
         for k, seed in enumerate(seeds):
             with work.piece():
                 inputs = make_inputs(get_inputs, seed, device)
-            trial_dir = os.path.join(args.out, f"trial_{k}")
-            if files:
-                tensor_io.write_dir(os.path.join(trial_dir, "inputs"),
-                                    [(f"in{i}", v) for i, v in enumerate(inputs)])
             trace = _OpTrace() if k == 0 else None
             with work.piece():
                 if trace:
@@ -166,9 +161,6 @@ def prepare(args):
                 else:
                     result = call_stage("forward", model, *inputs)
             outputs = output_tensors(result)
-            if files:
-                tensor_io.write_dir(os.path.join(trial_dir, "expected"),
-                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
             if guard is not None:
                 if k == 0:
                     guards = trivial_guard.guards_for(outputs, guard["tolerance"], guard["nan_equal"])
@@ -180,12 +172,9 @@ def prepare(args):
                 trial_bytes = sum(t.numel() * t.element_size() for t in list(inputs) + outputs
                                   if isinstance(t, torch.Tensor))
                 spec["trial_bytes"] = trial_bytes
-                if not files:
-                    spec["trial_files"] = False
+                spec["trial_files"] = False
                 if args.max_trial_bytes and trial_bytes > args.max_trial_bytes and len(seeds) > 1:
-                    # Too big to keep every trial on disk: the engine makes each trial when it needs it.
-                    if files:
-                        shutil.rmtree(trial_dir)
+                    # Too big to keep every trial warm: the task server makes each when a candidate needs it.
                     spec["streamed"] = {"trial_bytes": trial_bytes}
                     with open(os.path.join(args.out, "seeds.json"), "w") as f:
                         json.dump(seeds, f)
@@ -195,15 +184,6 @@ def prepare(args):
         if spec is not None and not streamed and timing_seeds:
             # The timed calls' own input sets (catalog B2): values no trial had, each with its reference outputs.
             count = timing_set_count(len(timing_seeds), trial_bytes, args.max_timing_bytes)
-            for k, seed in enumerate(timing_seeds[:count] if files else []):
-                with work.piece():
-                    inputs = make_inputs(get_inputs, seed, device)
-                timing_dir = os.path.join(args.out, f"timing_{k}")
-                tensor_io.write_dir(os.path.join(timing_dir, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-                with work.piece():
-                    outputs = output_tensors(call_stage("forward", model, *inputs))
-                tensor_io.write_dir(os.path.join(timing_dir, "expected"),
-                                    [(f"out{i}", o) for i, o in enumerate(outputs)])
             spec["timing_sets"] = count
         if spec is not None and not streamed and args.held_out:
             seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
@@ -380,15 +360,12 @@ def compile_first_call(model, inputs, sync):
 def baseline(args):
     device = torch.device(args.device)
     model, get_inputs, _ = build_model(args.task, device, args.init_seed, args.tf32, args.prepared)
-    trial_0 = os.path.join(args.prepared, "trial_0", "inputs")
-    if os.path.isdir(trial_0):
-        inputs = [v for _, v in tensor_io.read_dir(trial_0, device)]
-    else:  # No trial data on disk (streamed, or made by the task server): trial 0's inputs from its seed.
-        seeds = os.path.join(args.prepared, "seeds.json")
-        if not os.path.exists(seeds):
-            seeds = os.path.join(args.prepared, "kept_seeds.json")
-        with open(seeds) as f:
-            inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
+    # No trial's tensors on disk: trial 0's inputs from its seed (seeds.json for a streamed task).
+    seeds = os.path.join(args.prepared, "seeds.json")
+    if not os.path.exists(seeds):
+        seeds = os.path.join(args.prepared, "kept_seeds.json")
+    with open(seeds) as f:
+        inputs = make_inputs(get_inputs, int(json.load(f)[0]), device)
     result = {"mode": args.mode, "times_ms": [], "error": None, "compile_seconds": None, "compile_graphs": None}
     fn = model
     timer = Timer(device)
@@ -465,8 +442,6 @@ def main(argv=None):
                    help="bytes of timing sets to aim for (see timing_set_count)")
     p.add_argument("--max-trial-bytes", type=int, default=0,
                    help="above this many bytes per trial, keep no trial data (streamed mode)")
-    p.add_argument("--no-trial-files", action="store_true",
-                   help="write no trial's or timing set's tensors (the task server makes them from their seeds)")
     p.add_argument("--guard", default="",
                    help='the trivial-output guard: JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}')
     p.add_argument("--guard-seeds", default="", help="secret seeds of the guard's extra input sets")

@@ -242,23 +242,29 @@ def test_outputs_go_back_in_the_servers_buffers_and_are_compared_there(server):
 
 def test_the_reference_is_the_one_prepare_makes(server, tmp_path):
     """A forward that draws random numbers (dropout in training mode) draws the ones prepare's did: its outputs
-    come right after its trial's inputs, from the same seed."""
+    come right after its trial's inputs, from the same seed (as prepare computes them: task_worker.make_inputs,
+    then the forward at once)."""
     task = tmp_path / "noisy.py"
     task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                     "        return torch.nn.functional.dropout(x, 0.5, training=True)\n"
                     "def get_inputs():\n    return [torch.randn(64)]\ndef get_init_inputs():\n    return []\n")
-    out = tmp_path / "prepared"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
-                        str(out), "--seeds", "5,6"], capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    from anvil_py import tensor_io
+    from anvil_py.task_worker import make_inputs
+
+    def prepared(seed):
+        (x,) = make_inputs(lambda: [torch.randn(64)], seed, "cpu")
+        return torch.nn.functional.dropout(x, 0.5, training=True)
+
     sid, data = open_comparing(server, task, ["5", "6"])
-    for k in (0, 1):
+    for k, seed in ((0, 5), (1, 6)):
         data.inputs("trial", k, "cpu")
-        data.done(k, [tensor_io.read_dir(out / f"trial_{k}" / "expected")[0][1]])
+        data.done(k, [prepared(seed)])
     results = server.close(sid)["results"]
     assert [r["problem"] for r in results] == ["", ""], results
+    # Another draw is told apart: the check is not vacuous.
+    sid, data = open_comparing(server, task, ["5"])
+    data.inputs("trial", 0, "cpu")
+    data.done(0, [prepared(7)])
+    assert server.close(sid)["results"][0]["problem"] != ""
 
 
 LINEAR = ("import torch\nclass Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -404,23 +410,21 @@ def test_the_timed_calls_get_fresh_copies_of_a_trials_inputs_once(server):
     assert "for the timed calls were sent already" in server.close(sid)["candidate_error"]
 
 
-def open_with_sets(server, task, seeds, prepared, sets):
+def open_with_sets(server, task, seeds, prepared, sets, **extra):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    reply = server.ask({"op": "open", "task": str(task), "prepared": str(prepared), "seeds": seeds, "sets": sets},
-                       [theirs.fileno()])
+    reply = server.ask(dict({"op": "open", "task": str(task), "prepared": str(prepared), "seeds": seeds, "sets": sets},
+                            **extra), [theirs.fileno()])
     theirs.close()
     assert reply["ok"], reply
     return reply["id"], TrialData(ours.detach())
 
 
 def test_a_timed_calls_set_is_written_into_its_own_buffers_only_when_anvil_says_so(server, tmp_path):
-    # Timing sets as prepare leaves them (files the server reads in trusted code; the candidate may not).
-    from anvil_py import tensor_io
-    sets = [torch.randn(16, 1024) for _ in range(2)]
-    for k, x in enumerate(sets):
-        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "inputs"), [("in0", x)])
+    # Timing sets as prepare leaves them: their seeds, from which the server makes them.
+    timing_seeds = ["65", "66"]
+    sets = [fresh_inputs(TASKS / "relu.py", int(seed))[0] for seed in timing_seeds]
     sid, data = open_with_sets(server, TASKS / "relu.py", ["61"], tmp_path, {"from": "timing", "count": 2,
-                                                                             "write": True})
+                                                                             "write": True}, timing_seeds=timing_seeds)
     assert data.sets == 2 and data.sets_written
     # Nothing of a set is in the candidate's process until anvil's write: zeros.
     (first,) = data.call_inputs(0)
@@ -443,7 +447,7 @@ def test_a_timed_calls_set_is_written_into_its_own_buffers_only_when_anvil_says_
         data.call_inputs(2)
     assert "sent already" in server.close(sid)["candidate_error"]
     sid, data = open_with_sets(server, TASKS / "relu.py", ["61"], tmp_path, {"from": "timing", "count": 2,
-                                                                             "write": True})
+                                                                             "write": True}, timing_seeds=timing_seeds)
     with pytest.raises(ChannelError, match="as buffers per call"):
         data.timed_set(0, "cpu")
     server.close(sid)
@@ -462,16 +466,18 @@ def test_without_write_the_sets_come_as_copies_of_the_trials(server):
 
 
 def test_rechecked_outputs_are_compared_by_the_server_at_the_points_of_anvils_seed(server, tmp_path):
-    from anvil_py import tensor_io
     from anvil_py.timing import recheck_points, recheck_sample
-    sets = [torch.randn(600, 512) for _ in range(4)]  # Over 2^18 elements: a recheck compares 2^18 of them.
-    for k, x in enumerate(sets):
-        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "inputs"), [("in0", x)])
-        tensor_io.write_dir(str(tmp_path / f"timing_{k}" / "expected"), [("out0", torch.relu(x))])
+    # Over 2^18 elements: a recheck compares 2^18 of them.
+    task = tmp_path / "relu_large.py"
+    task.write_text((TASKS / "relu.py").read_text().replace("batch_size = 16", "batch_size = 600").replace(
+        "dim = 1024", "dim = 512"))
+    timing_seeds = ["91", "92", "93", "94"]
+    sets = [fresh_inputs(task, int(seed))[0] for seed in timing_seeds]
+    assert sets[0].shape == (600, 512)
 
     def session():
-        return open_comparing(server, TASKS / "relu.py", ["81"], prepared=str(tmp_path),
-                              sets={"from": "timing", "count": 4, "write": True})
+        return open_comparing(server, task, ["81"], prepared=str(tmp_path),
+                              sets={"from": "timing", "count": 4, "write": True}, timing_seeds=timing_seeds)
 
     # The worker may not ask before anvil has drawn the recheck (after the last timed call).
     sid, data = session()

@@ -44,17 +44,28 @@ def prepare(task, out, seeds="1,2"):
                            str(out), "--seeds", seeds], capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_prepare_writes_spec_trials_and_distinct_inputs(tmp_path):
+def test_prepare_writes_the_spec_and_no_trial(tmp_path):
     p = prepare(ROOT / "examples" / "tasks" / "small_mlp.py", tmp_path)
     assert p.returncode == 0, p.stderr
     spec = json.loads((tmp_path / "spec.json").read_text())
     assert [x["name"] for x in spec["params"]] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     assert spec["outputs"][0]["shape"] == [16, 32]
     assert len(spec["task"]["sha256"]) == 64
-    a = tensor_io.read_dir(tmp_path / "trial_0" / "inputs")[0][1]
-    b = tensor_io.read_dir(tmp_path / "trial_1" / "inputs")[0][1]
-    assert not torch.equal(a, b), "each trial needs fresh inputs"
+    # The task server makes each trial from its seed: no trial's tensors on the disk, and no seed in the spec.
+    assert spec["trial_files"] is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json", "state_dict.pt"]
     assert "seed" not in (tmp_path / "spec.json").read_text()
+
+
+def test_each_seed_gives_fresh_inputs():
+    from anvil_py.task_worker import make_inputs  # noqa: PLC0415
+
+    def get_inputs():
+        return [torch.randn(16, 8)]
+
+    a, b = make_inputs(get_inputs, 1, "cpu")[0], make_inputs(get_inputs, 2, "cpu")[0]
+    assert not torch.equal(a, b), "each trial needs fresh inputs"
+    assert torch.equal(a, make_inputs(get_inputs, 1, "cpu")[0]), "a seed makes its inputs again"
 
 
 def test_task_errors_name_their_stage(tmp_path):

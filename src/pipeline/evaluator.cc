@@ -76,13 +76,13 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// DiskFullProblem for a failed run in `work`.
-std::optional<std::string> DiskFull(const fs::path& work, const PreparedTask& prepared) {
+// DiskFullProblem for a failed run in `work`. No data of the task is
+// written there (the task server holds the trials and takes the outputs):
+// a folder grown past the slack is the candidate's own doing.
+std::optional<std::string> DiskFull(const fs::path& work) {
   const std::uintmax_t free = FreeBytes(work);
-  if (free >= kDiskLowBytes) return std::nullopt;  // Not worth counting the folders.
-  const auto trials = static_cast<std::uintmax_t>(std::max(prepared.trials, 1));
-  const auto trial_bytes = static_cast<std::uintmax_t>(std::max<int64_t>(prepared.trial_bytes, 0));
-  return DiskFullProblem(work, free, TreeBytes(work), std::max(TreeBytes(prepared.dir), 2 * trials * trial_bytes));
+  if (free >= kDiskLowBytes) return std::nullopt;  // Not worth counting the folder.
+  return DiskFullProblem(work, free, TreeBytes(work), 0);
 }
 
 }  // namespace
@@ -459,7 +459,7 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (!v.run.ok) {
     // On the disk (no room in memory), a run that failed for want of room
     // there is the machine's; in memory the disk had no part in it.
-    if (auto full = v.run.timed_out || scratch_room > 0 ? std::nullopt : DiskFull(work, prepared)) {
+    if (auto full = v.run.timed_out || scratch_room > 0 ? std::nullopt : DiskFull(work)) {
       v.error = *full;
       v.status = VerdictStatus::kInfraError;
       return;

@@ -189,7 +189,6 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                       "--max-trial-bytes", std::to_string(options.max_trial_bytes), "--timing-seeds", timing_seeds,
                       "--max-timing-bytes", std::to_string(options.max_timing_bytes), "--held-out-seeds",
                       task.held_out_json.empty() ? std::string() : SecretSeeds(1)});
-  spec.argv.push_back("--no-trial-files");
   if (!task.held_out_json.empty()) {
     spec.argv.push_back("--held-out");
     spec.argv.push_back(task.held_out_json);
