@@ -35,8 +35,9 @@ void AddEvalFlags(CLI::App* cmd, EvalFlags& f) {
       ->capture_default_str();
   cmd->add_option("--cache-dir", f.cache_dir, "Cache folder (default $ANVIL_CACHE_DIR or ~/.cache/anvil)");
   cmd->add_option("--max-trial-bytes", f.max_trial_bytes,
-                  "Tasks whose inputs + outputs per trial exceed this are streamed: each trial is made when "
-                  "needed and deleted after, instead of cached")
+                  "Tasks whose inputs + outputs per trial exceed this are streamed: prepared on their first trial "
+                  "alone (no timing or held-out sets of their own), their trials made by the task server on "
+                  "request, kept while its budget allows")
       ->capture_default_str();
   cmd->add_option("--trial-server-budget", f.trial_server_budget,
                   "Memory the task server may keep tasks' inputs in, least recently used tasks evicted: a size "

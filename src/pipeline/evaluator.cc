@@ -553,10 +553,10 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     v.status = VerdictStatus::kInfraError;
   };
   if (prepared.seeds.empty()) {
-    // Made by an anvil that wrote the trials into the folder and kept no seeds.
+    // Prepare always keeps them: the folder was damaged (kept_seeds.json lost, or not one seed per trial).
     infra("the prepared task " + prepared.dir.string() +
-          " holds no trial seeds for anvil's task server (an older anvil made it): remove it (`anvil cache prune "
-          "--max-size 0` empties the cache) and evaluate again");
+          " holds no trial seeds for anvil's task server (kept_seeds.json is missing or damaged): remove that folder "
+          "(or empty the cache: `anvil cache prune --max-size 0`) and evaluate again");
     return checked;
   }
   req.prepared = prepared.dir;

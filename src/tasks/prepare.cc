@@ -89,8 +89,9 @@ std::string TaskErrorMessage(const Task& task, const fs::path& error_json, const
 }
 
 // What the evaluation needs of the spec (timing sets, held-out sets, the
-// trivial-output guard's findings); streamed tasks keep their trial seeds
-// (secret, like the reference outputs of cached tasks) in seeds.json.
+// trivial-output guard's findings) and the secret seeds the task server makes
+// the trials and timing sets from: kept_seeds.json, or seeds.json for a
+// streamed task.
 Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   nlohmann::json parsed = nlohmann::json::parse(prepared.spec_json, nullptr, false);
   if (parsed.is_object()) {
@@ -227,8 +228,8 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
   }
   const nlohmann::json spec_fields = nlohmann::json::parse(spec_text.value(), nullptr, false);
   if (!fs::exists(work / "seeds.json", ec)) {
-    // Kept for the task server, which makes the trials' inputs again from them (docs/protocol.md, "trial data"),
-    // and, where no timing set was written, the timing sets' too.
+    // Kept for the task server, which makes the trials and the timing sets from them (docs/protocol.md, "trial
+    // data").
     Status s = WriteFileAtomic(work / kTrialSeedsFile, SeedList(trial_seeds).dump());
     if (s.ok()) {
       const int sets = spec_fields.is_object() ? spec_fields.value("timing_sets", 0) : 0;
