@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "cli/table.h"
 #include "core/environment.h"
 #include "pipeline/evaluator.h"
@@ -65,10 +66,16 @@ int Run(const TasksArgs& a) {
     std::fprintf(stderr, "anvil tasks: %s\n", backend.message().c_str());
     return kExitUsage;
   }
-  EvalOptions o;
-  o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : fs::path(a.cache_dir);
-  o.trials = a.trials;
-  Evaluator evaluator(backend.value(), o);
+  // `anvil eval`'s own defaults, so that it finds the tasks prepared here in the cache.
+  EvalFlags flags;
+  flags.cache_dir = a.cache_dir;
+  flags.trials = a.trials;
+  auto options = ToEvalOptions(flags);
+  if (!options.ok()) {
+    std::fprintf(stderr, "anvil tasks: %s\n", options.message().c_str());
+    return kExitUsage;
+  }
+  Evaluator evaluator(backend.value(), options.value());
   int failures = 0;
   for (const auto& t : tasks.value()) {
     auto prepared = evaluator.Prepare(t);

@@ -32,6 +32,22 @@ def test_tasks_spec_json():
     assert spec["init_inputs"] == [256, 128]
 
 
+def test_eval_finds_the_task_that_tasks_spec_prepared(tmp_path):
+    """`anvil tasks --spec` prepares with `anvil eval`'s defaults: eval then judges from the same prepared folder."""
+    cache = tmp_path / "cache"
+    proc = run_anvil("tasks", str(RELU), "--spec", "--cache-dir", str(cache))
+    assert proc.returncode == 0, proc.stderr
+    assert "[cached]" not in proc.stdout
+    prepared = sorted(p.name for p in (cache / "tasks").iterdir() if p.is_dir())
+    assert len(prepared) == 1, prepared
+    proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "--task", str(RELU), "--candidate",
+                     str(EXAMPLES / "candidates" / "relu" / "pass_native.cpp"), "--baselines", "none")
+    assert json.loads(proc.stdout)["status"] == "pass", proc.stderr
+    # The health probe's bundled relu is the same task: still the one folder.
+    assert sorted(p.name for p in (cache / "tasks").iterdir() if p.is_dir()) == prepared
+    assert "[cached]" in run_anvil("tasks", str(RELU), "--spec", "--cache-dir", str(cache)).stdout
+
+
 @pytest.mark.parametrize("task,stage,words", [
     ("syntax_error.py", "import", "syntax error"),
     ("import_error.py", "import", "anvil_no_such_module"),
