@@ -138,27 +138,29 @@ def test_legitimate_candidate_passes(legit_verdicts, name):
     assert v["gates"]["perf"]["ran"], v["gates"]["perf"]
 
 
-def test_the_sandbox_is_what_stops_reading_the_reference(verdicts):
-    # With the sandbox, the cached reference outputs cannot be opened and the attempt is reported...
+def test_the_sandbox_is_what_stops_reading_the_secret_seeds(verdicts):
+    # No reference output is on the disk: the task server makes each from a secret seed kept in the prepared folder.
+    # With the sandbox, the timing sets' seeds (which would let a candidate make each timed call's answer before
+    # the timer) cannot be opened, and the attempt is reported...
     v = verdicts["d6_read_reference_native.cpp"]
-    assert "cannot read" in v["gates"]["run"]["message"]
-    assert "/expected/" in v["gates"]["run"]["message"]
-    # ...also where Landlock is left out (a GPU driver that rejects it): the expected/ folders are covered by
-    # empty mounts in the candidate's own mount namespace...
+    assert v["status"] == "runtime_error", v["feedback"]
+    assert "cannot read" in v["gates"]["run"]["message"] and "kept_timing_seeds.json" in v["gates"]["run"]["message"]
+    # ...also where Landlock is left out (a GPU driver that rejects it): the candidate's root holds the listed paths
+    # alone...
     layers = v["gates"]["run"]["sandbox"]
-    if "hidden" in layers:
+    if "userns" in layers:
         got, _ = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
                            "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "-landlock"})
         assert got[0]["status"] == "runtime_error", got[0]["feedback"]
         assert "landlock" not in got[0]["gates"]["run"]["sandbox"]
-    # ...and without the sandbox there is still nothing to copy: no trial's reference outputs are on the disk (the
-    # task server makes them from their seeds; with the trials in files, this candidate passed here). (Exec'd, as
-    # without the zygote: a worker the zygote forked has the zygote's command line, so this candidate would not find
-    # the path there — which is no defence: the path is in the worker's memory too.)
+        assert "cannot read" in got[0]["gates"]["run"]["message"], got[0]["gates"]["run"]
+    # ...and without the sandbox the seeds are there to read: the sandbox is what stops it. (Exec'd, as without the
+    # zygote: a worker the zygote forked has the zygote's command line, so this candidate would not find the path
+    # there — which is no defence: the path is in the worker's memory too.)
     got, proc = eval_json("--task", RELU, "--candidate", str(SUITE / "d6_read_reference_native.cpp"), "--trials", "3",
                           "--no-perf", env={**RUNTIME, "ANVIL_SANDBOX": "0", "ANVIL_ZYGOTE": "0"})
     assert got[0]["status"] == "runtime_error", got[0]["feedback"]
-    assert "/trial_0/expected/out0.bin: No such file or directory" in got[0]["gates"]["run"]["message"], got[0]
+    assert "read the timing sets' secret seeds: [" in got[0]["gates"]["run"]["message"], got[0]
     # No isolation layer; the quotas' control groups stay (ANVIL_SANDBOX is about isolation, not quotas).
     assert got[0]["gates"]["run"]["sandbox"] in ([], ["cgroup"])
 
