@@ -14,6 +14,7 @@ import collections
 import concurrent.futures
 import gc
 import itertools
+import json
 import os
 import socket
 import sys
@@ -27,7 +28,8 @@ from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
 from anvil_py.device_work import WorkClock
-from anvil_py.task_worker import compile_first_call, make_inputs, output_tensors, reference_model, set_tf32
+from anvil_py.task_worker import (HELD_OUT_SETS, compile_first_call, held_out_set, make_inputs, output_tensors,
+                                  reference_model, set_tf32)
 from anvil_py.timing import Timer, recheck_points, recheck_sample
 from anvil_py.trial_channel import ChannelClosed, ChannelError
 
@@ -78,6 +80,7 @@ class _Entry:
         self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
         self.sets = None  # The timed calls' input sets, once asked for: (source, [inputs per set]).
         self.held = {}  # Held-out set -> (inputs, the reference's outputs), once asked for.
+        self.held_recipes = None  # kept_held_out_sets.json, read at the first.
         self.set_expected = {}  # (source, timed set) -> the reference's outputs, once a recheck asked for them.
         self.sets_lock = threading.Lock()
         self.bytes = 0
@@ -279,14 +282,28 @@ class Tasks:
             return entry.set_expected[(source, k)]
 
     def held_out(self, entry, k):
-        """Held-out set k (catalog C1: other shapes, the same model): its inputs and the reference's outputs, as
-        prepare left them in the task's folder (read here, in trusted code; the candidate may not); kept with the
-        task."""
+        """Held-out set k (catalog C1: other shapes, the same model; or the trivial-output guard's): its inputs and
+        the reference's outputs, made from the recipe prepare kept in the task's folder (kept_held_out_sets.json, read
+        here in trusted code; the candidate may not); kept with the task."""
         with entry.sets_lock:
             if k not in entry.held:
-                folder = os.path.join(entry.prepared, f"held_out_{k}")
-                made = tuple([v for _, v in tensor_io.read_dir(os.path.join(folder, part), self.device)]
-                             for part in ("inputs", "expected"))
+                if entry.held_recipes is None:
+                    path = os.path.join(entry.prepared, HELD_OUT_SETS)
+                    try:
+                        with open(path) as f:
+                            entry.held_recipes = json.load(f)
+                    except (OSError, ValueError) as e:
+                        raise TaskError("server", f"cannot read the held-out sets' recipes {path}: {e}: remove the "
+                                        "prepared folder (or empty the cache: `anvil cache prune --max-size 0`) and "
+                                        "evaluate again") from e
+                if not 0 <= k < len(entry.held_recipes):
+                    raise TaskError("server", f"held-out set {k} has no recipe (the task has "
+                                    f"{len(entry.held_recipes)})")
+                with self.task_code:
+                    set_tf32(entry.tf32)
+                    with torch.no_grad():
+                        made = held_out_set(entry.get_inputs, entry.held_recipes[k], self.device,
+                                            lambda inputs: output_tensors(call_stage("forward", entry.model, *inputs)))
                 with self.lock:
                     entry.bytes += sum(_nbytes(m) for m in made)
                 entry.held[k] = made

@@ -5,12 +5,12 @@ command line from the engine and are never written where a candidate can read th
 """
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import io
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -104,6 +104,33 @@ def make_inputs(get_inputs, seed, device):
     return _to_device(list(inputs), device)
 
 
+HELD_OUT_SETS = "kept_held_out_sets.json"  # In the prepared folder, secret like the trial seeds (src/tasks/prepare.cc).
+
+
+@contextlib.contextmanager
+def globals_changed(module_globals, overrides):
+    """A held-out set's module globals meanwhile: each name of `overrides` set to its value ({"use": NAME} stands for
+    the global NAME, so a set can swap get_inputs for another input maker of the task)."""
+    saved = {n: module_globals[n] for n in overrides}
+    module_globals.update({n: module_globals[v["use"]] if isinstance(v, dict) else v for n, v in overrides.items()})
+    try:
+        yield module_globals
+    finally:
+        module_globals.update(saved)
+
+
+def held_out_set(get_inputs, recipe, device, forward):
+    """A held-out set from its recipe (kept_held_out_sets.json): (inputs, forward(inputs)), the inputs get_inputs() makes
+    under the recipe's seed, "transform"ed (trivial_guard.transformed), with the module globals of its "globals"
+    changed throughout. Prepare and the task server make a set alike; neither writes it (the task server runs task
+    code one call at a time, so the globals change for this set alone)."""
+    with globals_changed(get_inputs.__globals__, recipe.get("globals") or {}) as module_globals:
+        inputs = make_inputs(module_globals["get_inputs"], int(recipe["seed"]), device)
+        if recipe.get("transform"):
+            inputs = trivial_guard.transformed(inputs, recipe["transform"])
+        return inputs, forward(inputs)
+
+
 def output_tensors(result):
     """A forward's result as its flat list of output tensors; TaskError for anything else."""
     outputs = tensor_io.flatten_outputs(result)
@@ -185,10 +212,11 @@ def prepare(args):
             # The timed calls' own input sets (catalog B2): values no trial had, each with its reference outputs.
             count = timing_set_count(len(timing_seeds), trial_bytes, args.max_timing_bytes)
             spec["timing_sets"] = count
+        recipes = []  # The held-out sets' recipes, in spec["held_out"]'s order.
         if spec is not None and not streamed and args.held_out:
             seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
             spec["held_out"], skipped = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out),
-                                                  seed, device, work)
+                                                  seed, device, work, recipes)
             if skipped:
                 spec["held_out_skipped"] = skipped
         if spec is not None and guard is not None:
@@ -196,16 +224,21 @@ def prepare(args):
                 spec["trivial_guard"] = {"skipped": "a streamed task (trials made when needed)"}
             else:
                 with work.piece():
-                    _guard(args, spec, guards, model, get_inputs, trial0_inputs, device)
+                    _guard(args, spec, guards, model, get_inputs, trial0_inputs, seeds[0], device, recipes)
+        if recipes:
+            # Kept for the task server, which makes each set and the reference's outputs for it (no tensor written).
+            with open(os.path.join(args.out, HELD_OUT_SETS), "w") as f:
+                json.dump(recipes, f)
     if spec is not None:
         spec["work_ms"] = work.ms()
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
 
-def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
+def _guard(args, spec, guards, model, get_inputs, trial0_inputs, trial0_seed, device, recipes):
     """The trivial-output guard's findings (anvil_py/trivial_guard.py) into the spec: tightened outputs, the
-    held-out sets that tell a trivial output from the kernel, or why the task is degenerate."""
+    held-out sets that tell a trivial output from the kernel (their recipes appended to `recipes`), or why the task
+    is degenerate."""
     report = {}
     for g in guards:
         if g.tightened():
@@ -229,11 +262,9 @@ def _guard(args, spec, guards, model, get_inputs, trial0_inputs, device):
         spec["degenerate"] = degenerate
         return
     held = spec.setdefault("held_out", [])
-    for label, inputs, outputs in sets:
-        folder = os.path.join(args.out, f"held_out_{len(held)}")
-        tensor_io.write_dir(os.path.join(folder, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-        tensor_io.write_dir(os.path.join(folder, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+    for label, _, _, recipe in sets:
         held.append({"guard": label})
+        recipes.append({"seed": trial0_seed, **recipe})
 
 
 def init(args):
@@ -260,12 +291,13 @@ def _placeholder_inputs(get_inputs, seed):
         return None
 
 
-def _held_out(args, model, get_inputs, init_inputs, sets, seed, device, work):
+def _held_out(args, model, get_inputs, init_inputs, sets, seed, device, work, recipes):
     """Catalogs C1 and C2: for each set of module globals (the task's sidecar "held_out"), the inputs get_inputs()
-    makes with those globals changed, and the reference's outputs for them, in held_out_K/. A value {"use": NAME}
-    stands for the module's global NAME, so a set can swap get_inputs for another input maker of the task (mixed
-    structures: zeros, ill-conditioned blocks at random places). The model stays as it is: a set that would change
-    get_init_inputs() is the task's error."""
+    makes with those globals changed, tried on the reference (its recipe appended to `recipes`: the task server
+    makes the set again, and nothing of it is written). A value {"use": NAME} stands for the module's global NAME,
+    so a set can swap get_inputs for another input maker of the task (mixed structures: zeros, ill-conditioned
+    blocks at random places). The model stays as it is: a set that would change get_init_inputs() is the task's
+    error."""
     module_globals = get_inputs.__globals__
     get_init = module_globals.get("get_init_inputs")
     auto = sets == "auto"
@@ -284,32 +316,26 @@ def _held_out(args, model, get_inputs, init_inputs, sets, seed, device, work):
         if missing:
             raise TaskError("held_out", f"held-out set {k} ({described}): the task has no module global "
                             f"{missing[0]!r}")
-        saved = {n: module_globals[n] for n in overrides}
-        module_globals.update({n: module_globals[v["use"]] if isinstance(v, dict) else v
-                               for n, v in overrides.items()})
-        held = os.path.join(args.out, f"held_out_{len(made)}")
+        recipe = {"globals": overrides, "seed": seed + k}
         try:
             if get_init is not None:
-                torch.manual_seed(args.init_seed)
-                if repr(list(call_stage("get_init_inputs", get_init))) != repr(list(init_inputs)):
+                with globals_changed(module_globals, overrides):
+                    torch.manual_seed(args.init_seed)
+                    init_changed = repr(list(call_stage("get_init_inputs", get_init))) != repr(list(init_inputs))
+                if init_changed:
                     raise TaskError("held_out", f"held-out set {k} ({described}) changes get_init_inputs(): only "
                                     "the inputs may change, the model stays the benchmark's")
-            with work.piece():
-                inputs = make_inputs(module_globals["get_inputs"], seed + k, device)
-            tensor_io.write_dir(os.path.join(held, "inputs"), [(f"in{i}", v) for i, v in enumerate(inputs)])
-            with work.piece():
-                outputs = output_tensors(call_stage("forward", model, *inputs))
-            tensor_io.write_dir(os.path.join(held, "expected"), [(f"out{i}", o) for i, o in enumerate(outputs)])
+            with work.piece():  # The reference takes the set (the server makes it again for each comparison).
+                held_out_set(get_inputs, recipe, device, lambda inputs: output_tensors(
+                    call_stage("forward", model, *inputs)))
             made.append(overrides)
+            recipes.append(recipe)
         except TaskError as e:
             if not auto:
                 raise
             # A set the task did not ask for: the reference cannot take it (a state sized by the batch), so
             # there is none.
-            shutil.rmtree(held, ignore_errors=True)
             skipped = f"{described}: {e.message.splitlines()[0] if e.message else e.stage}"
-        finally:
-            module_globals.update(saved)
     return made, skipped
 
 

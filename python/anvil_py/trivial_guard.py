@@ -141,31 +141,37 @@ def guards_for(outputs, tolerances, nan_equal):
     return guards
 
 
-def _transformed(inputs, how):
-    factor = {"negated": -1.0, "x1e-3": 1e-3, "x1e3": 1e3}[how]
+TRANSFORMS = {"negated": -1.0, "x1e-3": 1e-3, "x1e3": 1e3}
+
+
+def transformed(inputs, how):
+    """The floating tensors of `inputs` times TRANSFORMS[how] (a guard set's recipe), the rest as they are."""
+    factor = TRANSFORMS[how]
     return [x * factor if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in inputs]
 
 
 def more_sets(make_inputs, trial0_inputs, seeds):
-    """(label, inputs) of the sets a form that passes every trial is tried on, mildest first."""
-    yield "inputs negated", _transformed(trial0_inputs, "negated")
+    """(label, inputs, recipe) of the sets a form that passes every trial is tried on, mildest first. A recipe says
+    how the set is made again (task_worker.held_out_inputs): trial 0's inputs transformed (its seed is the
+    caller's to add), or another seed's."""
+    yield "inputs negated", transformed(trial0_inputs, "negated"), {"transform": "negated"}
     for k, seed in enumerate(seeds[:EXTRA_SEEDS]):
-        yield f"inputs from another seed ({k})", make_inputs(seed)
-    yield "inputs x1e-3", _transformed(trial0_inputs, "x1e-3")
-    yield "inputs x1e3", _transformed(trial0_inputs, "x1e3")
+        yield f"inputs from another seed ({k})", make_inputs(seed), {"seed": seed}
+    yield "inputs x1e-3", transformed(trial0_inputs, "x1e-3"), {"transform": "x1e-3"}
+    yield "inputs x1e3", transformed(trial0_inputs, "x1e3"), {"transform": "x1e3"}
 
 
 def judge_more_sets(guards, run_model, make_inputs, trial0_inputs, seeds, outputs_of):
     """For the guards with forms still passing: tries them on more sets. Returns (degenerate, guard_sets): the
-    first guard's form that passed everywhere ("out0: zeros", or ""), and the sets (label, inputs, outputs), each
-    the first on which some still-passing form failed while the reference was finite (at most one per form)."""
+    first guard's form that passed everywhere ("out0: zeros", or ""), and the sets (label, inputs, outputs, recipe),
+    each the first on which some still-passing form failed while the reference was finite (at most one per form)."""
     pending = {g.index: set(g.still_passing()) for g in guards if g.still_passing()}
     if not pending:
         return "", []
     by_index = {g.index: g for g in guards}
     survivors = {i: set(forms) for i, forms in pending.items()}
     guard_sets = []
-    for label, inputs in more_sets(make_inputs, trial0_inputs, seeds):
+    for label, inputs, recipe in more_sets(make_inputs, trial0_inputs, seeds):
         try:
             outputs = outputs_of(run_model(inputs))
         except Exception:  # noqa: BLE001 - a set the reference cannot take says nothing either way
@@ -183,7 +189,7 @@ def judge_more_sets(guards, run_model, make_inputs, trial0_inputs, seeds, output
                     forms.discard(form)
                     catches = True
         if catches:
-            guard_sets.append((label, inputs, outputs))
+            guard_sets.append((label, inputs, outputs, recipe))
     for i in sorted(survivors):
         if survivors[i]:
             form = next(f for f in FORMS if f in survivors[i])

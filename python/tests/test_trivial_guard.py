@@ -22,7 +22,7 @@ def run(forward, make, seeds=4):
             g.observe_trial(outputs[g.index], inputs)
     degenerate, sets = trivial_guard.judge_more_sets(guards, lambda ins: forward(*ins), make, inputs0,
                                                       list(range(100, 108)), lambda out: [out])
-    return guards[0], degenerate, [label for label, _, _ in sets]
+    return guards[0], degenerate, [label for label, *_ in sets]
 
 
 def randn(scale, *shape):

@@ -22,6 +22,8 @@ constexpr int kNoSpaceExit = 4;  // The worker's own write found the disk full (
 constexpr const char* kTrialSeedsFile = "kept_seeds.json";
 // Those of its timing sets, one per set.
 constexpr const char* kTimingSeedsFile = "kept_timing_seeds.json";
+// Its held-out sets' recipes, one per set (written by the task worker).
+constexpr const char* kHeldOutSetsFile = "kept_held_out_sets.json";
 
 // The seeds of a kept seeds file (a JSON array of strings); none when it is missing or malformed.
 std::vector<std::string> KeptSeeds(const fs::path& file) {
@@ -110,6 +112,13 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
       prepared.held_out.push_back(text);
     }
   }
+  if (!prepared.held_out.empty()) {
+    auto kept = ReadFile(prepared.dir / kHeldOutSetsFile);
+    nlohmann::json recipes = kept.ok() ? nlohmann::json::parse(kept.value(), nullptr, false) : nlohmann::json();
+    if (!recipes.is_array() || recipes.size() != prepared.held_out.size()) {
+      prepared.damaged = std::string(kHeldOutSetsFile) + " is missing or damaged";
+    }
+  }
   if (parsed.is_object() && parsed.contains("trivial_guard") && parsed["trivial_guard"].is_object()) {
     for (const auto& [name, entry] : parsed["trivial_guard"].items()) {
       if (entry.is_object() && entry.contains("atol_scale") && entry["atol_scale"].is_number()) {
@@ -159,9 +168,10 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
                            options.policy + "|" + options.guard +
                            (task.held_out_json.empty() ? "" : "|" + task.held_out_json);
   fs::path root = options.cache_dir / "tasks";
-  // No trial's tensors are written: the task server makes them from the seeds kept here. (Folders keyed without
-  // "|no-trial-files" held the trials' files, for the retired --trial-data files: no longer read.)
-  const fs::path dir = root / (task.name + "-" + Sha256Hex(base + "|no-trial-files").substr(0, 16));
+  // No trial's, timing set's or held-out set's tensors are written: the task server makes them from the seeds and
+  // recipes kept here. (Folders keyed without "|no-trial-files" held the trials' files, for the retired
+  // --trial-data files; without "|held-out-recipes", the held-out sets' files: neither is read.)
+  const fs::path dir = root / (task.name + "-" + Sha256Hex(base + "|no-trial-files|held-out-recipes").substr(0, 16));
   std::error_code ec;
   fs::create_directories(root, ec);
   if (NoSpace(ec)) return NoSpaceError(task, root, ec.message());

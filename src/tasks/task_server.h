@@ -36,8 +36,8 @@ struct TrialCompare {
   std::map<std::string, std::pair<double, double>> tolerance;
   bool nan_equal = true;
   std::map<std::string, double> atol_scale;  // By output name: its atol's factor.
-  // Held-out sets (catalog C1) the server serves and compares too, from the
-  // prepared folder's held_out_K/ (0: none).
+  // Held-out sets (catalog C1) the server serves and compares too, made from
+  // the recipes in the prepared folder's kept_held_out_sets.json (0: none).
   int held_out = 0;
 };
 

@@ -2,8 +2,10 @@
 there; a candidate that plays with the channel gets nothing and fails as itself."""
 
 import json
+import time
+from pathlib import Path
 
-from conftest import EXAMPLES, eval_json, run_anvil
+from conftest import EXAMPLES, cache_dir, eval_json, run_anvil
 
 RELU = EXAMPLES / "tasks" / "relu.py"
 CANDIDATES = EXAMPLES / "candidates" / "relu"
@@ -288,6 +290,7 @@ def test_the_timing_sets_are_not_in_the_process_before_their_call(tmp_path):
 def test_held_out_sets_come_from_the_server_and_no_input_set_is_readable(tmp_path):
     """The held-out sets (catalog C1) are served and compared like the trials; no trial, timing set or held-out set
     has a readable folder: the candidate's process gets its data from the server only."""
+    started = time.time()
     task = tmp_path / "relu_held_out.py"
     task.write_text(RELU.read_text())
     (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"dim": 333}]}')
@@ -318,7 +321,7 @@ class ModelNew''', 1))
     by_server, p = eval_json(*args, env=env)
     assert p.returncode in (0, 1), p.stderr
     server = {v["candidate"]["path"].rsplit("/", 1)[-1]: v for v in by_server}
-    assert server["c1_fixed_shape_kb.py"]["status"] == "wrong_answer"
+    assert server["c1_fixed_shape_kb.py"]["status"] == "wrong_answer", server["c1_fixed_shape_kb.py"]["feedback"]
     assert server["pass_kb.py"]["status"] == "pass"
 
     def held_out(name):
@@ -330,6 +333,38 @@ class ModelNew''', 1))
     assert held_out("c1_fixed_shape_kb.py") == [(0, False, "batch_size=5"), (1, False, "dim=333")]
     # No set is there to read: the prepared folder holds no trial_0, timing_0 or held_out_0.
     assert server["reader_kb.py"]["status"] == "pass", server["reader_kb.py"]["feedback"]
+    # Nor any set's tensors: the held-out sets' recipes alone, which the server makes them from.
+    folders = [p for p in (Path(cache_dir()) / "tasks").glob("relu_held_out-*")
+               if (p / "spec.json").exists() and p.stat().st_mtime >= started - 1]  # Used now (a cache hit touches).
+    assert folders
+    for folder in folders:
+        assert not [p.name for p in folder.iterdir() if p.name.startswith(("trial_", "timing_", "held_out_"))]
+        recipes = json.loads((folder / "kept_held_out_sets.json").read_text())
+        assert [r["globals"] for r in recipes] == [{"batch_size": 5}, {"dim": 333}]
+        assert recipes[1]["seed"] == recipes[0]["seed"] + 1
+
+
+def test_a_prepared_folder_without_its_held_out_recipes_is_the_machines(tmp_path):
+    """A held-out set the server cannot make (its recipe lost from the cache) is anvil's failure, named with what to
+    do, never the candidate's: the health probe's known-good kernel has no held-out sets and would pass beside it."""
+    task = tmp_path / "relu_held_out.py"
+    task.write_text(RELU.read_text())
+    (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": [{"batch_size": 5}]}')
+    cache = tmp_path / "cache"
+
+    def judge(candidate):
+        proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "-t", str(task), "-c",
+                         str(CANDIDATES / candidate), "--iters", "3", "--baselines", "none")
+        assert proc.stdout.strip(), proc.stderr
+        return json.loads(proc.stdout)
+
+    assert judge("pass_kb.py")["status"] == "pass"
+    (folder,) = [p for p in (cache / "tasks").iterdir() if p.is_dir()]
+    (folder / "kept_held_out_sets.json").unlink()
+    v = judge("wrong_answer_kb.py")  # Another candidate: no verdict of the cache answers for it.
+    assert v["status"] == "infra_error" and v["reward"] is None, v["feedback"]
+    assert f"the prepared task {folder} holds what anvil's task server cannot serve: kept_held_out_sets.json is " \
+        "missing or damaged: remove that folder" in v["error"], v["error"]
 
 
 def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
