@@ -414,9 +414,13 @@ uint32_t Sandbox::EnterInChild(pid_t parent, pid_t parent_group, pid_t also_prot
       WriteAll("/proc/self/gid_map", gid_map_.data(), gid_map_.size());
       if (mounts != 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
         bool all = true;
-        for (const auto& dir : hidden_) {
-          all = ::mount("anvil-hidden", dir.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                        "size=4k,mode=0555") == 0 &&
+        for (const auto& path : hidden_) {
+          // A folder under an empty tmpfs; a file (a secret seed list) under /dev/null, which reads empty.
+          struct stat st;
+          const bool file = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+          all = (file ? ::mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr)
+                      : ::mount("anvil-hidden", path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                "size=4k,mode=0555")) == 0 &&
                 all;
         }
         if (all && !hidden_.empty()) layers |= kSandboxHidden;

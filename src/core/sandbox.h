@@ -43,8 +43,9 @@ namespace anvil {
 struct SandboxPolicy {
   std::vector<std::filesystem::path> read_only;   // Files or folders: read, list, execute.
   std::vector<std::filesystem::path> read_write;  // Folders: everything inside.
-  // Folders covered by an empty read-only tmpfs in a private mount namespace
-  // (needs the user namespace): hidden even where Landlock is unavailable.
+  // Folders covered by an empty read-only tmpfs, files by /dev/null, in a
+  // private mount namespace (needs the user namespace): hidden even where
+  // Landlock is unavailable.
   std::vector<std::filesystem::path> hidden;
   std::uintmax_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0 = unlimited.
   int max_open_files = 4096;

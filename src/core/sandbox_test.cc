@@ -294,6 +294,21 @@ TEST_F(SandboxTest, HiddenFoldersAreEmptyEvenWithoutLandlock) {
   EXPECT_EQ(r.term_signal, SIGSYS) << r.Describe() << r.err;
 }
 
+TEST_F(SandboxTest, HiddenFilesReadEmptyEvenWithoutLandlockOrItsOwnRoot) {
+  SandboxPolicy policy = Policy();
+  policy.confine_files = false;  // As on a machine whose GPU driver rejects Landlock...
+  policy.own_root = false;       // ...and a root of the listed paths.
+  policy.hidden = {secret_};     // A file: the prepared task's secret seeds, say.
+  ProcessResult r = Run({"/bin/cat", secret_.string()}, policy);
+  if (!(r.sandbox_layers & kSandboxUserNs)) GTEST_SKIP() << "no user namespaces here";
+  EXPECT_TRUE(r.sandbox_layers & kSandboxHidden) << r.Describe();
+  EXPECT_EQ(r.out, "") << r.Describe();  // Empty, or not readable at all where /dev is nodev.
+  policy.hidden.clear();
+  r = Run({"/bin/cat", secret_.string()}, policy);  // Without the cover it reads.
+  EXPECT_TRUE(r.Succeeded()) << r.Describe() << r.err;
+  EXPECT_NE(r.out, "");
+}
+
 TEST_F(SandboxTest, WritesOutsideTheScratchFailEvenWithoutLandlock) {
   SandboxPolicy policy = Policy();
   policy.confine_files = false;  // As on a machine whose GPU driver rejects Landlock.

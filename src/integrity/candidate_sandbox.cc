@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -27,12 +28,9 @@ std::string LastLine(const std::string& text) {
 
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
-// trial_K/, timing_K/ and held_out_K/: inputs the candidate may read,
-// reference outputs it may not.
-bool IsInputSetFolder(const fs::path& p) {
-  const std::string name = p.filename().string();
-  return name.starts_with("trial_") || name.starts_with("timing_") || name.starts_with("held_out_");
-}
+// What of a prepared task folder a candidate may read: the spec and the
+// weights, nothing of the secrets the task server makes the data from.
+constexpr const char* kReadablePrepared[] = {"spec.json", "state_dict.pt", "params"};
 
 // The existing paths of $`name` (colon-separated), appended to `paths`.
 void ExtraPaths(const char* name, std::vector<fs::path>& paths) {
@@ -99,36 +97,21 @@ Result<std::shared_ptr<const Sandbox>> CandidateSandbox(const TorchInfo& torch, 
   return Sandbox::Prepare(policy);
 }
 
-namespace {
-
-// A trial's, timing set's or held-out set's folder, whose inputs the task
-// server serves.
-bool ServedFolder(const fs::path& folder) { return IsInputSetFolder(folder); }
-
-}  // namespace
-
-std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared, bool served) {
-  if (prepared.empty()) return {};
-  std::vector<fs::path> paths = {prepared / "spec.json", prepared / "state_dict.pt", prepared / "params"};
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(prepared, ec)) {
-    if (IsInputSetFolder(entry.path()) && !(served && ServedFolder(entry.path()))) {
-      paths.push_back(entry.path() / "inputs");
-    }
-  }
+std::vector<fs::path> CandidateReadablePrepared(const fs::path& prepared) {
+  std::vector<fs::path> paths;
+  if (prepared.empty()) return paths;
+  for (const char* name : kReadablePrepared) paths.push_back(prepared / name);
   return paths;
 }
 
-std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared, bool served) {
+std::vector<fs::path> CandidateHiddenPrepared(const fs::path& prepared) {
   std::vector<fs::path> paths;
+  if (prepared.empty()) return paths;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(prepared, ec)) {
-    if (!IsInputSetFolder(entry.path())) continue;
-    for (const char* part : {"expected", "inputs"}) {
-      const fs::path folder = entry.path() / part;
-      if ((part[0] == 'e' || (served && ServedFolder(entry.path()))) && fs::is_directory(folder, ec)) {
-        paths.push_back(folder);
-      }
+    const std::string name = entry.path().filename().string();
+    if (std::find(std::begin(kReadablePrepared), std::end(kReadablePrepared), name) == std::end(kReadablePrepared)) {
+      paths.push_back(entry.path());
     }
   }
   return paths;

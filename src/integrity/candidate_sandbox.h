@@ -82,14 +82,12 @@ inline const char* const kSandboxFallbacks[] = {"",
                                                 "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
-// spec.json, state_dict.pt, params/ and the inputs/ of every trial,
-// timing set and held-out set — never expected/. `served` (its input sets
-// come from the task server, tasks/task_server.h): no inputs/ either.
-std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared,
-                                                             bool served = false);
-// Every input set's expected/ folder (and, `served`, its inputs/): hidden
-// from the candidate.
-std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared, bool served = false);
+// spec.json and the weights (state_dict.pt, params/). No trial, timing set or
+// held-out set is there: the task server makes each from the folder's secrets.
+std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
+// Everything else in it (the secret seeds and recipes): hidden from the
+// candidate where Landlock is not in force (SandboxPolicy::hidden).
+std::vector<std::filesystem::path> CandidateHiddenPrepared(const std::filesystem::path& prepared);
 
 // The rule hit for a candidate process the sandbox killed (SIGSYS) `when`
 // ("while it ran the trials"): rule sandbox.forbidden_syscall, a cheat.

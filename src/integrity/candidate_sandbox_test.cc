@@ -34,32 +34,23 @@ TEST(SandboxSwitchesTest, ParsesLayerSwitches) {
 
 class PreparedAccessTest : public TempDirTest {};
 
-TEST_F(PreparedAccessTest, CandidateReadsInputsButNeverExpectedOutputs) {
+TEST_F(PreparedAccessTest, CandidateReadsTheSpecAndWeightsButNoSecret) {
   Write("spec.json", "{}");
-  Write("trial_0/inputs/tensors.json", "{}");
-  Write("trial_0/expected/tensors.json", "{}");
-  Write("trial_1/inputs/tensors.json", "{}");
-  Write("trial_1/expected/tensors.json", "{}");
-  Write("timing_0/inputs/tensors.json", "{}");
-  Write("timing_0/expected/tensors.json", "{}");
-  Write("seeds.json", "[]");
-  auto readable = CandidateReadablePrepared(dir_);
-  auto hidden = CandidateHiddenPrepared(dir_);
-  auto has = [](const std::vector<std::filesystem::path>& v, const std::filesystem::path& p) {
-    return std::find(v.begin(), v.end(), p) != v.end();
-  };
-  EXPECT_TRUE(has(readable, dir_ / "spec.json"));
-  EXPECT_TRUE(has(readable, dir_ / "trial_0" / "inputs"));
-  EXPECT_TRUE(has(readable, dir_ / "trial_1" / "inputs"));
-  EXPECT_TRUE(has(readable, dir_ / "timing_0" / "inputs"));
-  for (const auto& p : readable) {
-    EXPECT_EQ(p.string().find("expected"), std::string::npos) << p;
-    EXPECT_NE(p.filename(), "seeds.json");
+  Write("state_dict.pt", "weights");
+  Write("params/tensors.json", "{}");
+  for (const char* secret : {"kept_seeds.json", "kept_timing_seeds.json", "kept_held_out_sets.json", "seeds.json"}) {
+    Write(secret, "[\"1\"]");
   }
-  EXPECT_EQ(hidden.size(), 3u);
-  EXPECT_TRUE(has(hidden, dir_ / "trial_0" / "expected"));
-  EXPECT_TRUE(has(hidden, dir_ / "timing_0" / "expected"));
+  auto readable = CandidateReadablePrepared(dir_);
+  std::sort(readable.begin(), readable.end());
+  EXPECT_EQ(readable,
+            (std::vector<std::filesystem::path>{dir_ / "params", dir_ / "spec.json", dir_ / "state_dict.pt"}));
+  auto hidden = CandidateHiddenPrepared(dir_);
+  std::sort(hidden.begin(), hidden.end());
+  EXPECT_EQ(hidden, (std::vector<std::filesystem::path>{dir_ / "kept_held_out_sets.json", dir_ / "kept_seeds.json",
+                                                        dir_ / "kept_timing_seeds.json", dir_ / "seeds.json"}));
   EXPECT_TRUE(CandidateReadablePrepared("").empty());
+  EXPECT_TRUE(CandidateHiddenPrepared("").empty());
 }
 
 }  // namespace

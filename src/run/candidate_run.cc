@@ -178,7 +178,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
   spec.working_dir = request.out_dir.string();
   if (request.torch == nullptr) return Status::Error("RunCandidate: no torch info for the sandbox");
   CandidateAccess access;
-  access.read = CandidateReadablePrepared(request.prepared, request.data_fd >= 0);
+  access.read = CandidateReadablePrepared(request.prepared);
   access.read.push_back(request.candidate);
   access.read.push_back(builds_file);
   for (const auto& [name, path] : request.artifacts) access.read.emplace_back(path);
@@ -192,7 +192,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
         "anvil times candidates only in compiled code");
   }
   access.scratch = request.out_dir;
-  access.hidden = CandidateHiddenPrepared(request.prepared, request.data_fd >= 0);
+  access.hidden = CandidateHiddenPrepared(request.prepared);
   access.switches = request.sandbox_switches;
   access.cpu_seconds = request.quota.cpu_seconds;
   auto sandbox = CandidateSandbox(*request.torch, access);
