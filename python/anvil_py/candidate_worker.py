@@ -278,29 +278,35 @@ def _read_spec(prepared):
         return json.load(f)
 
 
-def _native_params(prepared, spec, device):
-    """The reference's parameters then buffers, in the spec's order: from prepared/params/ where prepare wrote it (a
-    buffer the state dict leaves out), else from its state dict by name (mapped, not read)."""
+def _native_params(prepared, spec, device, served=None):
+    """The reference's parameters then buffers, in the spec's order: the task server's (`served`, by name) where it
+    sent them, else from prepared/params/ where prepare wrote it (a buffer the state dict leaves out), else from
+    its state dict by name (mapped, not read)."""
+    names = [p["name"] for p in spec.get("params", [])]
+    if served is not None and all(n in served[0] for n in names):
+        return [served[0][n].to(device) for n in names]
     folder = os.path.join(prepared, "params")
     if os.path.isdir(folder):
         return [v for _, v in tensor_io.read_dir(folder, device)]
-    names = [p["name"] for p in spec.get("params", [])]
     if not names:
         return []
     state = torch.load(os.path.join(prepared, "state_dict.pt"), map_location="cpu", mmap=True)
     return [state[n].to(device) for n in names]
 
 
-def _build_callable(args, spec, device):
+def _build_callable(args, spec, device, data):
     builds = {}
     if args.builds:
         with open(args.builds) as f:
             builds = json.load(f)
+    # The reference's weights from the task server (docs/protocol.md, "weights"), asked for before the candidate's
+    # code loads.
+    served = data.weights(device) if data.offers_weights else None
     if args.format == "native":
-        return NativeModel(builds["native"], spec, _native_params(args.prepared, spec, device), device)
+        return NativeModel(builds["native"], spec, _native_params(args.prepared, spec, device, served), device)
     _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
-    return build_model_new(module, spec, device, args.prepared)
+    return build_model_new(module, spec, device, args.prepared, served)
 
 
 def _held_out_trials(model, device, timer, args, trace, ops, data):
@@ -386,7 +392,7 @@ def run(args):
     # trial's inputs as memfds of their own (on cuda, device buffers).
     data = TrialData(args.data_fd)
     spec = _read_spec(args.prepared)
-    model = _build_callable(args, spec, device)
+    model = _build_callable(args, spec, device, data)
     guard.check("after loading the candidate")
     timeline.lap("load")
     # aten ops and host transfers, every trial

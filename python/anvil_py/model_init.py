@@ -95,9 +95,9 @@ def holds_loose_tensors(model):
     return False
 
 
-def _from_state(cls, init_inputs, init_seed, device, state_path):
-    """cls (ModelNew, or the task's Model) on the meta device filled from the reference's state dict, or None where
-    that would not be the model its __init__ makes (see the module's docstring)."""
+def _from_state(cls, init_inputs, init_seed, device, load_state):
+    """cls (ModelNew, or the task's Model) on the meta device filled from the reference's state dict (load_state()),
+    or None where that would not be the model its __init__ makes (see the module's docstring)."""
     record = _InitRecorder()
     try:
         model, _ = _construct(cls, init_inputs, init_seed, "meta", record)
@@ -105,8 +105,7 @@ def _from_state(cls, init_inputs, init_seed, device, state_path):
         return None
     if not isinstance(model, torch.nn.Module) or record.ops or holds_loose_tensors(model):
         return None
-    # Mapped, not read: the values go once from the page cache to where they live (a 4 GB Linear took seconds).
-    reference = torch.load(state_path, map_location="cpu", mmap=True)
+    reference = load_state()
     tensors = dict(model.named_parameters())
     tensors.update(dict(model.named_buffers()))
     if set(tensors) != set(reference) or any(
@@ -121,14 +120,28 @@ def _from_state(cls, init_inputs, init_seed, device, state_path):
     return model
 
 
-def build_model_new(module, spec, device, prepared):
-    """ModelNew for the trials, on `device` (TaskError stage "missing" or "init" when it cannot be built)."""
+def _state_loader(prepared, served):
+    """What gives the reference's state dict: the task server's weights (`served`: ({name: tensor}, the state dict's
+    names), trial_channel.receive_weights), else prepared/state_dict.pt; None without either."""
+    if served is not None:
+        weights, names = served
+        return lambda: {n: weights[n] for n in names}
+    state_path = os.path.join(prepared, "state_dict.pt")
+    if not os.path.exists(state_path):
+        return None
+    # Mapped, not read: the values go once from the page cache to where they live (a 4 GB Linear took seconds).
+    return lambda: torch.load(state_path, map_location="cpu", mmap=True)
+
+
+def build_model_new(module, spec, device, prepared, served=None):
+    """ModelNew for the trials, on `device`, with the reference's weights where it keeps the same (`served`: the
+    task server's, see _state_loader). TaskError stage "missing" or "init" when it cannot be built."""
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
     init_inputs, seed = _init_inputs(spec), spec.get("init_seed", 42)
-    state_path = os.path.join(prepared, "state_dict.pt")
-    if os.path.exists(state_path):
-        model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, state_path))
+    load_state = _state_loader(prepared, served)
+    if load_state is not None:
+        model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, load_state))
         if model is not None:
             return model
     record = _InitRecorder()
@@ -138,8 +151,8 @@ def build_model_new(module, spec, device, prepared):
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
     # own. Otherwise the reference's weights go where it keeps tensors under the reference's names.
     own_values = bool(record.read & created)
-    if os.path.exists(state_path) and not own_values:
-        reference = torch.load(state_path, map_location="cpu", mmap=True)
+    if load_state is not None and not own_values:
+        reference = load_state()
         own = model.state_dict()
         shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
         if shared:
@@ -151,10 +164,10 @@ def reference_from_state(module, init_inputs, init_seed, device, prepared):
     """The task's Model on `device` with the weights its preparation made (prepared/state_dict.pt: the same values
     its __init__ under the init seed gives, without initializing them again: seconds per GB on the CPU), or None
     where there is no such file or building it that way would not be the model its __init__ makes."""
-    state_path = os.path.join(prepared or "", "state_dict.pt")
-    if not prepared or not os.path.exists(state_path):
+    load_state = _state_loader(prepared, None) if prepared else None
+    if load_state is None:
         return None
-    return call_stage("init", lambda: _from_state(module.Model, init_inputs, init_seed, device, state_path))
+    return call_stage("init", lambda: _from_state(module.Model, init_inputs, init_seed, device, load_state))
 
 
 def construct_for_extraction(module, spec, recorded):

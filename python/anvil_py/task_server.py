@@ -343,6 +343,7 @@ class _Session:
         self.held_results = {}   # Held-out set -> its comparison.
         self.held_out = int(request.get("held_out", 0)) if request.get("compare") else 0  # Held-out sets it serves.
         self.held_sent = []
+        self.weights_sent = False  # The reference's weights, once asked for.
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
         self.buffers = {}        # ("trial" | "held_out", k) -> [(name, mapped buffer)] sent, not yet compared.
         self.timing = []         # Trials whose inputs went again, for the timed calls.
@@ -408,6 +409,19 @@ def _send(session, what, send, *args):
     except BaseException as e:  # noqa: BLE001 - a message the channel cannot take, a buffer the device cannot give
         _make_failed(session, f"sending {what}", e)
         return _SENT_NOTHING
+
+
+def _weights_of(model):
+    """The reference's weights as the candidate gets them (trial_channel.send_weights): its state dict, then the
+    parameters and buffers it leaves out (a buffer that is not persistent), each [name, tensor, in the state dict];
+    [] for a reference with none (or no module)."""
+    if not isinstance(model, torch.nn.Module):
+        return []
+    state = model.state_dict()
+    weights = [(n, t, True) for n, t in state.items()]
+    weights += [(n, t, False) for n, t in list(model.named_parameters()) + list(model.named_buffers())
+                if n not in state]
+    return weights
 
 
 def _send_inputs(session, what, inputs, expected=None):
@@ -564,9 +578,11 @@ class Server:
     def answer_requests(self, session, entry, trials):
         sock = session.sock
         spec = session.sets_spec
+        weights = _weights_of(entry.model)
         trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
                                   "sets_written": bool(spec["write"]),
-                                  "held_out": session.held_out, "rechecks": session.rechecks})
+                                  "held_out": session.held_out, "rechecks": session.rechecks,
+                                  "weights": bool(weights)})
         while True:
             try:
                 message, _ = trial_channel.receive(sock)
@@ -586,6 +602,10 @@ class Server:
                 if not self.compare(session, entry, message):
                     return
                 trial_channel.send(sock, {"compared": message["done"]})
+            elif message["get"] == "weights":
+                session.weights_sent = True
+                if _send(session, "the weights", trial_channel.send_weights, weights) is _SENT_NOTHING:
+                    return
             elif message["get"] == "held_out":
                 if not self.send_held_out(session, entry, message["k"]):
                     return
@@ -614,9 +634,15 @@ class Server:
             return ""
         k = message.get("k")
         kind = message.get("get")
-        if (kind not in ("trial", "timing", "set", "call", "held_out", "recheck") or type(k) is not int
+        if (kind not in ("trial", "timing", "set", "call", "held_out", "recheck", "weights") or type(k) is not int
                 or set(message) != {"get", "k"}):
             return f"a request anvil does not know: {message!r:.200}"
+        if kind == "weights":
+            if not _weights_of(entry.model) or k != 0:
+                return f"a request anvil does not know: {message!r:.200} (this session sends no weights)"
+            if session.weights_sent:
+                return "the weights were asked for already (once)"
+            return ""
         if kind == "recheck":
             if session.recheck_seed is None:
                 return "a recheck asked for before anvil drew one (after the last timed call)"

@@ -178,6 +178,64 @@ def send_tensors(sock, named_values, outputs=()):
     return buffers
 
 
+_WEIGHT_ALIGN = 256  # Bytes: each weight's offset in the packed buffer (any dtype's alignment, and the GPU's).
+
+
+def send_weights(sock, named_tensors):
+    """The reference's weights [(name, tensor, in_state_dict)] as one message with one buffer of its own holding all
+    of them back to back (a weight per allocation would cost the device's 2 MiB granularity each, and a model can
+    have more weights than a message has descriptors), and their layout: name, dtype, shape, byte offset, whether
+    the state dict holds it. The weights are no secret (the candidate may read the prepared state dict)."""
+    layout, offset = [], 0
+    for name, tensor, in_state in named_tensors:
+        offset = -(-offset // _WEIGHT_ALIGN) * _WEIGHT_ALIGN
+        layout.append({"name": name, "dtype": tensor_io.dtype_name(tensor.dtype), "shape": list(tensor.shape),
+                       "offset": offset, "state": bool(in_state)})
+        offset += tensor.numel() * tensor.element_size()
+    device = next((t.device for _, t, _ in named_tensors), torch.device("cpu"))
+    packed = torch.zeros(max(offset, 1), dtype=torch.uint8, device=device)
+    for (_, tensor, _), entry in zip(named_tensors, layout):
+        n = tensor.numel() * tensor.element_size()
+        if n:
+            packed[entry["offset"]:entry["offset"] + n].copy_(tensor.detach().contiguous().reshape(-1).view(torch.uint8))
+    described = _describe("weights", packed)
+    fd, mapping = export(packed, "weights")
+    del packed
+    try:
+        send(sock, {"weights": layout, "tensors": [described]}, [fd])
+    finally:
+        os.close(fd)
+    return mapping
+
+
+def receive_weights(sock, device="cpu"):
+    """send_weights' message: {name: tensor} (views of one buffer, on `device` when it is where they came) and the
+    names the state dict holds, in order. ChannelError on a reply that says so or a layout that does not fit."""
+    message, fds = receive(sock, MAX_FDS)
+    fds = list(fds)
+    try:
+        if "error" in message:
+            raise ChannelError(f"anvil's task server refused: {message['error']}")
+        ((_, packed),) = _mapped_entries(message.get("tensors", []), fds, None)
+        if fds:
+            raise ChannelError("more descriptors than tensors")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    if packed.device.type == "cpu" and torch.device(device).type != "cpu":
+        packed = packed.to(device)
+    weights, state = {}, []
+    for entry in message.get("weights", []):
+        dtype = tensor_io.dtype_from_name(entry["dtype"])
+        n = dtype.itemsize * math.prod(entry["shape"])
+        if not 0 <= entry["offset"] <= entry["offset"] + n <= packed.numel():
+            raise ChannelError(f"weight {entry['name']!r} lies outside the buffer")
+        weights[entry["name"]] = packed[entry["offset"]:entry["offset"] + n].view(dtype).reshape(entry["shape"])
+        if entry.get("state"):
+            state.append(entry["name"])
+    return weights, state
+
+
 def send_input_buffers(sock, named_values, before_send=None):
     """[(name, value)] as one message of empty buffers the sender fills later (a timed call's input set, written
     after the worker's `ready`): each tensor a zeroed, sealed memfd of its own that this side keeps mapped; other
@@ -325,7 +383,13 @@ class TrialData:
         self.held_out = int(hello.get("held_out", 0))  # Held-out sets it serves (and compares).
         # Whether the timed sets' rechecked outputs go to it too (docs/protocol.md, "rechecks"), not to files.
         self.rechecks = bool(hello.get("rechecks", False))
+        self.offers_weights = bool(hello.get("weights", False))  # The reference's weights, once (send_weights).
         self.buffers = {}
+
+    def weights(self, device):
+        """The reference's weights: ({name: tensor on `device`}, the state dict's names in order)."""
+        send(self.sock, {"get": "weights", "k": 0})
+        return receive_weights(self.sock, device)
 
     def inputs(self, kind, k, device):
         """Trial k's inputs ("trial"; with buffers for its outputs when the server compares), or fresh copies of them

@@ -626,3 +626,59 @@ def test_a_compile_baseline_says_how_many_graphs_dynamo_compiled(server, tmp_pat
     assert timed["ok"], timed
     set_up, _ = baseline(server, task, ["82"])
     assert set_up["ok"] and set_up["compile_graphs"] is None, set_up  # Eager: nothing to say.
+
+
+def test_weights_travel_packed_in_one_buffer_and_come_back_by_name():
+    """send_weights/receive_weights: every weight in one sealed memfd at an aligned offset, by name, with the state
+    dict's names apart (a buffer that is not persistent travels too, for native candidates)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    weights = [("a.weight", torch.randn(3, 5), True), ("a.bias", torch.arange(3, dtype=torch.float16), True),
+               ("steps", torch.tensor(7, dtype=torch.int64), True), ("empty", torch.empty(0, 4), True),
+               ("scratch", torch.ones(2, dtype=torch.bool), False)]
+    trial_channel.send_weights(ours, weights)
+    got, state = trial_channel.receive_weights(theirs)
+    assert state == ["a.weight", "a.bias", "steps", "empty"]
+    assert list(got) == [n for n, _, _ in weights]
+    for name, tensor, _ in weights:
+        assert got[name].dtype == tensor.dtype and got[name].shape == tensor.shape, name
+        assert torch.equal(got[name], tensor), name
+        if tensor.numel():
+            assert got[name].data_ptr() % 256 == 0, name  # Aligned for any dtype and for the GPU.
+    got["a.weight"].mul_(2)  # The receiver's own copy: writable, and the sender's tensor is untouched.
+    assert not torch.equal(got["a.weight"], weights[0][1])
+    ours.close()
+    theirs.close()
+
+
+def test_a_comparing_session_sends_the_references_weights_once(server, tmp_path):
+    """The candidate gets the reference's weights from the server (the values it compares against), without reading
+    the prepared folder: here prepare's state dict is changed after the fact and the weights that come are the
+    changed ones, the ones the server's reference uses."""
+    task = tmp_path / "linear.py"
+    task.write_text(LINEAR.format(extra=""))
+    out = tmp_path / "prepared"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
+                        str(out), "--seeds", "5"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    state = torch.load(out / "state_dict.pt")
+    state["fc.weight"] *= 2
+    torch.save(state, out / "state_dict.pt")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    reply = server.ask({"op": "open", "task": str(task), "prepared": str(out), "seeds": ["5"], "compare": True,
+                        "tolerance": TOLERANCE, "nan_equal": True}, [theirs.fileno()])
+    theirs.close()
+    assert reply.get("ok"), reply
+    data = TrialData(ours.detach())
+    assert data.offers_weights
+    weights, names = data.weights("cpu")
+    assert names == ["fc.weight", "fc.bias"]
+    assert torch.equal(weights["fc.weight"], state["fc.weight"]) and torch.equal(weights["fc.bias"], state["fc.bias"])
+    (x,) = data.inputs("trial", 0, "cpu")
+    data.done(0, [torch.nn.functional.linear(x, weights["fc.weight"], weights["fc.bias"])])
+    # Twice is a request anvil does not know: the session ends, the candidate's doing.
+    trial_channel.send(data.sock, {"get": "weights", "k": 0})
+    message, _ = trial_channel.receive(data.sock)
+    assert "asked for already" in message.get("error", ""), message
+    report = server.close(reply["id"])
+    assert report["results"][0]["problem"] == "", report

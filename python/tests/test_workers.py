@@ -114,7 +114,7 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
         module = Module()
         module.ModelNew = cls
         built = model_init._from_state(cls, [], spec.get("init_seed", 42), torch.device("cpu"),
-                                       str(tmp_path / "state_dict.pt"))
+                                       model_init._state_loader(str(tmp_path), None))
         assert (built is not None) == fast, cls.__name__
         model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
         assert not any(t.is_meta for t in model.state_dict().values())
@@ -123,6 +123,14 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
                 assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
         if cls is Loose:
             assert torch.equal(model.scale, torch.ones(3))
+    # The task server's weights (`served`, trial_channel.receive_weights) stand in for the file, both ways.
+    served = ({k: v.float() * 3 if v.is_floating_point() else v for k, v in want.items()}, list(want))
+    for cls in (Same, Loose):
+        module = Module()
+        module.ModelNew = cls
+        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path / "none"), served)
+        for k, v in served[0].items():
+            assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
         if cls is Same:
             # Filled from the mapped state file: still parameters, and a write stays in this process.
             weight = model.net[0].weight

@@ -393,3 +393,33 @@ def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
     by_server = judge("wrong_answer_native.cpp")
     assert by_server["status"] == "wrong_answer" and by_server["gates"]["run"]["trial_data"] == "server"
     assert folders() == [served]  # The same task, the same folder.
+
+
+def test_candidates_get_the_references_weights_from_the_server(tmp_path):
+    """A native candidate's weights come from the task server, not from the prepared folder: with the folder's
+    weights gone, a new candidate still gets them and passes (before, it read state_dict.pt: a runtime error)."""
+    cache = tmp_path / "cache"
+    mlp = EXAMPLES / "tasks" / "small_mlp.py"
+
+    def judge(candidate):
+        proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "-t", str(mlp), "-c", str(candidate),
+                         "--iters", "3", "--baselines", "none")
+        assert proc.stdout.strip(), proc.stderr
+        return json.loads(proc.stdout)
+
+    source = EXAMPLES / "candidates" / "small_mlp" / "pass_native.cpp"
+    assert judge(source)["status"] == "pass"
+    (folder,) = [p for p in (cache / "tasks").iterdir() if p.is_dir()]
+    assert (folder / "state_dict.pt").exists()
+    for name in ("state_dict.pt", "params"):
+        path = folder / name
+        if path.is_dir():
+            for f in path.iterdir():
+                f.unlink()
+            path.rmdir()
+        elif path.exists():
+            path.unlink()
+    another = tmp_path / "pass_again_native.cpp"
+    another.write_text(source.read_text() + "\n// Another candidate: no verdict of the cache answers for it.\n")
+    v = judge(another)
+    assert v["status"] == "pass", v["feedback"]
