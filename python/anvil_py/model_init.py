@@ -7,8 +7,10 @@ another way (the reference's state dict, loaded over the parameters and buffers 
 its __init__ computes on its parameters (folds a constant into a weight, keeps a weight transposed under its name):
 those are its own values, as in KernelBench. A ModelNew whose parameters and buffers the reference's state dict covers
 exactly, that keeps no other tensor and computes nothing in __init__, is built on the meta device and filled from the
-state dict (a level-3 model skips seconds of random initialization on the CPU). The trusted side builds the task's
-Model the same way from its preparation's state dict (reference_from_state: the task server, the baselines).
+state dict (a level-3 model skips seconds of random initialization on the CPU). The state dict is the one the task
+server sends (docs/protocol.md, "Weights"): prepare writes no weight, and the trusted side builds the task's Model by
+its __init__ under the init seed; from a prepared state_dict.pt only in folders of earlier anvils
+(reference_from_state).
 """
 
 import functools

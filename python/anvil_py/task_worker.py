@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import errno
 import hashlib
-import io
 import json
 import os
 import sys
@@ -156,18 +155,8 @@ def prepare(args):
     model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed, args.tf32)
     os.makedirs(args.out, exist_ok=True)
 
-    params = [(n, p) for n, p in model.named_parameters()] + [(n, b) for n, b in model.named_buffers()]
-    state_dict = model.state_dict()
-    if any(n not in state_dict for n, _ in params):
-        # A buffer the state dict leaves out (not persistent): the native candidates' tensors go apart, in order.
-        # Otherwise they read theirs from the state dict by name (the weights are written once: GBs for level 3).
-        tensor_io.write_dir(os.path.join(args.out, "params"), params)
-    # Through a buffer, so that a full disk is an OSError with its errno (torch's own writer says it in words).
-    state = io.BytesIO()
-    torch.save({k: v.detach().cpu() for k, v in state_dict.items()}, state)
-    with open(os.path.join(args.out, "state_dict.pt"), "wb") as f:
-        f.write(state.getbuffer())
-    del state
+    # No weight is written (GBs for level 3): the task server builds the reference as here, its __init__ under the
+    # init seed, and sends the candidate its weights (docs/protocol.md, "weights").
 
     spec = None
     streamed = False

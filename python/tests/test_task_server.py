@@ -272,11 +272,8 @@ LINEAR = ("import torch\nclass Model(torch.nn.Module):\n    def __init__(self):\
           "def get_inputs():\n    return [torch.randn(4, 32)]\ndef get_init_inputs():\n    return []\n")
 
 
-@pytest.mark.parametrize("extra,from_state", [
-    ("", True),
-    # Its __init__ computes on a weight: built by running it, not from the state dict.
-    ("        with torch.no_grad():\n            self.fc.weight.mul_(self.fc.weight.abs())\n", False)])
-def test_the_reference_takes_its_weights_from_the_prepared_state_dict(server, tmp_path, extra, from_state):
+def prepared_linear(tmp_path, extra=""):
+    """(task, prepared folder) of a Linear task, prepared by the task worker."""
     task = tmp_path / "linear.py"
     task.write_text(LINEAR.format(extra=extra))
     out = tmp_path / "prepared"
@@ -284,22 +281,41 @@ def test_the_reference_takes_its_weights_from_the_prepared_state_dict(server, tm
     p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
                         str(out), "--seeds", "5"], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
-    # The weights prepare kept, changed: the server's reference follows them where it reads them.
-    state = torch.load(out / "state_dict.pt")
-    made = {k: v.clone() for k, v in state.items()}
-    state["fc.weight"] *= 2
-    torch.save(state, out / "state_dict.pt")
+    return task, out
+
+
+def linear_weights(task, init_seed):
+    """The task's Model as anvil builds a reference (its __init__ under `init_seed`): its state dict."""
+    from anvil_py.task_worker import reference_model
+    module = load_module(str(task), f"reference_{init_seed}_{time.monotonic_ns()}")
+    return reference_model(module, "cpu", init_seed)[0].state_dict()
+
+
+def open_linear(server, task, out):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     reply = server.ask({"op": "open", "task": str(task), "prepared": str(out), "seeds": ["5"], "compare": True,
-                        "tolerance": TOLERANCE, "nan_equal": True}, [theirs.fileno()])
+                        "init_seed": 42, "tolerance": TOLERANCE, "nan_equal": True}, [theirs.fileno()])
     theirs.close()
     assert reply.get("ok"), reply
-    data = TrialData(ours.detach())
-    (x,) = data.inputs("trial", 0, "cpu")
-    weights = state if from_state else made
-    data.done(0, [torch.nn.functional.linear(x, weights["fc.weight"], weights["fc.bias"])])
-    (result,) = server.close(reply["id"])["results"]
-    assert result["problem"] == "", result
+    return reply["id"], TrialData(ours.detach())
+
+
+@pytest.mark.parametrize("extra", [
+    "",
+    # Its __init__ computes on a weight.
+    "        with torch.no_grad():\n            self.fc.weight.mul_(self.fc.weight.abs())\n"])
+def test_the_reference_is_the_model_its_init_makes_under_the_init_seed(server, tmp_path, extra):
+    """Prepare writes no weight: the server builds the reference as prepare does, its __init__ under the init
+    seed. Another seed's weights are told apart (the check is not vacuous)."""
+    task, out = prepared_linear(tmp_path, extra)
+    assert sorted(p.name for p in out.iterdir()) == ["spec.json"]
+    for init_seed, problem in ((42, False), (43, True)):
+        weights = linear_weights(task, init_seed)
+        sid, data = open_linear(server, task, out)
+        (x,) = data.inputs("trial", 0, "cpu")
+        data.done(0, [torch.nn.functional.linear(x, weights["fc.weight"], weights["fc.bias"])])
+        (result,) = server.close(sid)["results"]
+        assert bool(result["problem"]) == problem, (init_seed, result)
 
 
 def test_an_output_changed_after_it_was_handed_over_is_after_return(server):
@@ -652,33 +668,19 @@ def test_weights_travel_packed_in_one_buffer_and_come_back_by_name():
 
 def test_a_comparing_session_sends_the_references_weights_once(server, tmp_path):
     """The candidate gets the reference's weights from the server (the values it compares against), without reading
-    the prepared folder: here prepare's state dict is changed after the fact and the weights that come are the
-    changed ones, the ones the server's reference uses."""
-    task = tmp_path / "linear.py"
-    task.write_text(LINEAR.format(extra=""))
-    out = tmp_path / "prepared"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run([sys.executable, "-m", "anvil_py.task_worker", "prepare", "--task", str(task), "--out",
-                        str(out), "--seeds", "5"], capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    state = torch.load(out / "state_dict.pt")
-    state["fc.weight"] *= 2
-    torch.save(state, out / "state_dict.pt")
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    reply = server.ask({"op": "open", "task": str(task), "prepared": str(out), "seeds": ["5"], "compare": True,
-                        "tolerance": TOLERANCE, "nan_equal": True}, [theirs.fileno()])
-    theirs.close()
-    assert reply.get("ok"), reply
-    data = TrialData(ours.detach())
+    the prepared folder, which holds none."""
+    task, out = prepared_linear(tmp_path)
+    sid, data = open_linear(server, task, out)
     assert data.offers_weights
     weights, names = data.weights("cpu")
     assert names == ["fc.weight", "fc.bias"]
-    assert torch.equal(weights["fc.weight"], state["fc.weight"]) and torch.equal(weights["fc.bias"], state["fc.bias"])
+    want = linear_weights(task, 42)
+    assert torch.equal(weights["fc.weight"], want["fc.weight"]) and torch.equal(weights["fc.bias"], want["fc.bias"])
     (x,) = data.inputs("trial", 0, "cpu")
     data.done(0, [torch.nn.functional.linear(x, weights["fc.weight"], weights["fc.bias"])])
     # Twice is a request anvil does not know: the session ends, the candidate's doing.
     trial_channel.send(data.sock, {"get": "weights", "k": 0})
     message, _ = trial_channel.receive(data.sock)
     assert "asked for already" in message.get("error", ""), message
-    report = server.close(reply["id"])
+    report = server.close(sid)
     assert report["results"][0]["problem"] == "", report

@@ -44,16 +44,17 @@ def prepare(task, out, seeds="1,2"):
                            str(out), "--seeds", seeds], capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_prepare_writes_the_spec_and_no_trial(tmp_path):
+def test_prepare_writes_the_spec_and_no_trial_nor_weight(tmp_path):
     p = prepare(ROOT / "examples" / "tasks" / "small_mlp.py", tmp_path)
     assert p.returncode == 0, p.stderr
     spec = json.loads((tmp_path / "spec.json").read_text())
     assert [x["name"] for x in spec["params"]] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     assert spec["outputs"][0]["shape"] == [16, 32]
     assert len(spec["task"]["sha256"]) == 64
-    # The task server makes each trial from its seed: no trial's tensors on the disk, and no seed in the spec.
+    # The task server makes each trial from its seed and builds the reference as prepare does: no trial's tensors
+    # on the disk, no weight, and no seed in the spec.
     assert spec["trial_files"] is False
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json", "state_dict.pt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]
     assert "seed" not in (tmp_path / "spec.json").read_text()
 
 

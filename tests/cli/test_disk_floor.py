@@ -79,9 +79,9 @@ def get_init_inputs():
 '''
 
 
-# Its weights (a 48 MiB buffer the forward does not need) outgrow what the test leaves of its small disk.
+# 48 MiB of weights (a buffer the forward does not need): more than the test leaves of its small disk.
 HEAVY_RELU = BIG_RELU.replace("(8 MiB a tensor): its trials outgrow the test's small disk",
-                              "with 48 MiB of state: its saved weights outgrow the test's small disk").replace(
+                              "with 48 MiB of state").replace(
     """class Model(nn.Module):
 """, """class Model(nn.Module):
     def __init__(self):
@@ -89,15 +89,27 @@ HEAVY_RELU = BIG_RELU.replace("(8 MiB a tensor): its trials outgrow the test's s
         self.register_buffer("unused", torch.ones(12 << 20))
 
 """)
+# Init inputs whose record (spec.json keeps them) outgrows what the test leaves of its small disk.
+WORDY_RELU = BIG_RELU.replace("(8 MiB a tensor): its trials outgrow the test's small disk",
+                              "with 6 million init inputs: their record outgrows the test's small disk").replace(
+    """class Model(nn.Module):
+""", """class Model(nn.Module):
+    def __init__(self, table):
+        super().__init__()
+
+""").replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [list(range(6_000_000))]")
 
 
 def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(small_disk, tmp_path):
-    """Above the floor when the job starts (40 MiB left), the disk fills while the task worker saves the task's
-    weights (48 MiB): an infra_error verdict naming the disk, not `anvil eval` exiting 2 ("the task worker failed"),
-    and nothing of the half-made task left behind; with room again the same task is judged. The trials never take
-    room there: 5 x 16 MiB of them stay with the task server, and the same full disk judges that task."""
+    """Above the floor when the job starts (40 MiB left), the disk fills while the task worker records the task's
+    spec (its init inputs: 50 MB): an infra_error verdict naming the disk, not `anvil eval` exiting 2 ("the task
+    worker failed"), and nothing of the half-made task left behind; with room again the same task is judged. The
+    trials and the weights never take room there: 5 x 16 MiB of trials stay with the task server, 48 MiB of weights
+    with the server's reference, and the same full disk judges those tasks."""
+    assert "6_000_000" in WORDY_RELU and "12 << 20" in HEAVY_RELU
     (tmp_path / "big_relu.py").write_text(BIG_RELU)
     (tmp_path / "heavy_relu.py").write_text(HEAVY_RELU)
+    (tmp_path / "wordy_relu.py").write_text(WORDY_RELU)
     # The honest ReLU, taking the buffer after its input (docs/native-abi.md) and leaving it.
     heavy_honest = tmp_path / "heavy_native.cpp"
     heavy_honest.write_text(Path(HONEST).read_text().replace("if (n_in != 1 ||", "if (n_in < 1 ||"))
@@ -123,12 +135,14 @@ def test_a_disk_that_fills_while_the_task_is_prepared_is_the_machines_failure(sm
     v, proc = judge_task(tmp_path / "big_relu.py")
     assert v["status"] == "pass" and v["gates"]["run"]["trial_data"] == "server", v["feedback"] + proc.stderr
     v, proc = judge_task(tmp_path / "heavy_relu.py", heavy_honest)
+    assert v["status"] == "pass", v["feedback"] + proc.stderr
+    v, proc = judge_task(tmp_path / "wordy_relu.py")
     assert v["status"] == "infra_error", v
-    assert "ran out of room while anvil prepared the task" in v["error"] and str(scratch) in v["error"], v["error"]
+    assert "ran out of room while anvil prepared the task" in v["error"], v["error"]
     assert v["reward"] is None and "infra_retries" not in v
     assert not list(scratch.glob("anvil-*")), list(scratch.iterdir())  # The half-made task went.
     os.remove(filler)
-    v, proc = judge_task(tmp_path / "heavy_relu.py", heavy_honest)
+    v, proc = judge_task(tmp_path / "wordy_relu.py")
     assert v["status"] == "pass", v["feedback"] + proc.stderr
 
 

@@ -1,6 +1,6 @@
-"""A native candidate's parameters and buffers (named_parameters, then named_buffers): read from the prepared state
-dict by name, so the weights are written once (GBs for level 3); where a buffer is not persistent (the state dict
-leaves it out) prepare writes them all apart, in order, as before."""
+"""A native candidate's parameters and buffers (named_parameters, then named_buffers): the task server sends them
+by name (docs/protocol.md, "weights"), a buffer the state dict leaves out (not persistent) too; prepare writes no
+weight at all (GBs for level 3)."""
 
 import uuid
 from pathlib import Path
@@ -30,4 +30,4 @@ def test_a_native_candidate_gets_the_buffers_either_way(tmp_path, persistent):
     (v,), p = eval_json("-t", str(task), "-c", str(candidate), "--baselines", "none", "--no-perf")
     assert v["status"] == "pass", v["feedback"] + p.stderr
     (prepared,) = [d for d in Path(cache_dir(), "tasks").glob(f"{name}-*") if d.is_dir()]
-    assert (prepared / "params").is_dir() == (not persistent)
+    assert not (prepared / "params").exists() and not (prepared / "state_dict.pt").exists()

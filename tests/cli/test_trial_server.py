@@ -396,30 +396,20 @@ def test_the_servers_tasks_keep_no_trial_tensors_on_the_disk(tmp_path):
 
 
 def test_candidates_get_the_references_weights_from_the_server(tmp_path):
-    """A native candidate's weights come from the task server, not from the prepared folder: with the folder's
-    weights gone, a new candidate still gets them and passes (before, it read state_dict.pt: a runtime error)."""
+    """A candidate's weights come from the task server: prepare writes none (the server builds the reference as
+    prepare does, under the init seed), and both formats get them and pass."""
     cache = tmp_path / "cache"
-    mlp = EXAMPLES / "tasks" / "small_mlp.py"
 
-    def judge(candidate):
-        proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "-t", str(mlp), "-c", str(candidate),
-                         "--iters", "3", "--baselines", "none")
+    def judge(task, candidate):
+        proc = run_anvil("eval", "--json", "-q", "--cache-dir", str(cache), "-t", str(EXAMPLES / "tasks" / task), "-c",
+                         str(EXAMPLES / "candidates" / candidate), "--iters", "3", "--baselines", "none")
         assert proc.stdout.strip(), proc.stderr
         return json.loads(proc.stdout)
 
-    source = EXAMPLES / "candidates" / "small_mlp" / "pass_native.cpp"
-    assert judge(source)["status"] == "pass"
-    (folder,) = [p for p in (cache / "tasks").iterdir() if p.is_dir()]
-    assert (folder / "state_dict.pt").exists()
-    for name in ("state_dict.pt", "params"):
-        path = folder / name
-        if path.is_dir():
-            for f in path.iterdir():
-                f.unlink()
-            path.rmdir()
-        elif path.exists():
-            path.unlink()
-    another = tmp_path / "pass_again_native.cpp"
-    another.write_text(source.read_text() + "\n// Another candidate: no verdict of the cache answers for it.\n")
-    v = judge(another)
-    assert v["status"] == "pass", v["feedback"]
+    for task, candidate in (("small_mlp.py", "small_mlp/pass_native.cpp"), ("linear_relu.py", "linear_relu/pass_kb.py")):
+        v = judge(task, candidate)
+        assert v["status"] == "pass", v["feedback"]
+    folders = [p for p in (cache / "tasks").iterdir() if p.is_dir()]
+    assert len(folders) == 2
+    for folder in folders:
+        assert not (folder / "state_dict.pt").exists() and not (folder / "params").exists(), sorted(folder.iterdir())
