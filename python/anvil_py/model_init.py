@@ -9,8 +9,8 @@ those are its own values, as in KernelBench. A ModelNew whose parameters and buf
 exactly, that keeps no other tensor and computes nothing in __init__, is built on the meta device and filled from the
 state dict (a level-3 model skips seconds of random initialization on the CPU). The state dict is the one the task
 server sends (docs/protocol.md, "Weights"): prepare writes no weight, and the trusted side builds the task's Model by
-its __init__ under the init seed; from a prepared state_dict.pt only in folders of earlier anvils
-(reference_from_state).
+its __init__ under the init seed. (reference_from_state and the state_dict.pt loader serve folders that held one,
+which anvil no longer prepares or reads.)
 """
 
 import functools

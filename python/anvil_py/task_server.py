@@ -343,7 +343,8 @@ class _Session:
         self.held_results = {}   # Held-out set -> its comparison.
         self.held_out = int(request.get("held_out", 0)) if request.get("compare") else 0  # Held-out sets it serves.
         self.held_sent = []
-        self.weights_sent = False  # The reference's weights, once asked for.
+        self.weights = []          # The reference's weights it offers (_weights_of), from its hello on.
+        self.weights_sent = False  # Those weights, once asked for.
         self.after_return = []   # Outputs that changed in their exported buffer after `done`.
         self.buffers = {}        # ("trial" | "held_out", k) -> [(name, mapped buffer)] sent, not yet compared.
         self.timing = []         # Trials whose inputs went again, for the timed calls.
@@ -578,11 +579,11 @@ class Server:
     def answer_requests(self, session, entry, trials):
         sock = session.sock
         spec = session.sets_spec
-        weights = _weights_of(entry.model)
+        session.weights = _weights_of(entry.model)
         trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
                                   "sets_written": bool(spec["write"]),
                                   "held_out": session.held_out, "rechecks": session.rechecks,
-                                  "weights": bool(weights)})
+                                  "weights": bool(session.weights)})
         while True:
             try:
                 message, _ = trial_channel.receive(sock)
@@ -604,7 +605,7 @@ class Server:
                 trial_channel.send(sock, {"compared": message["done"]})
             elif message["get"] == "weights":
                 session.weights_sent = True
-                if _send(session, "the weights", trial_channel.send_weights, weights) is _SENT_NOTHING:
+                if _send(session, "the weights", trial_channel.send_weights, session.weights) is _SENT_NOTHING:
                     return
             elif message["get"] == "held_out":
                 if not self.send_held_out(session, entry, message["k"]):
@@ -638,7 +639,7 @@ class Server:
                 or set(message) != {"get", "k"}):
             return f"a request anvil does not know: {message!r:.200}"
         if kind == "weights":
-            if not _weights_of(entry.model) or k != 0:
+            if not session.weights or k != 0:
                 return f"a request anvil does not know: {message!r:.200} (this session sends no weights)"
             if session.weights_sent:
                 return "the weights were asked for already (once)"

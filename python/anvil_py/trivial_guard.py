@@ -152,7 +152,7 @@ def transformed(inputs, how):
 
 def more_sets(make_inputs, trial0_inputs, seeds):
     """(label, inputs, recipe) of the sets a form that passes every trial is tried on, mildest first. A recipe says
-    how the set is made again (task_worker.held_out_inputs): trial 0's inputs transformed (its seed is the
+    how the set is made again (task_worker.held_out_set): trial 0's inputs transformed (its seed is the
     caller's to add), or another seed's."""
     yield "inputs negated", transformed(trial0_inputs, "negated"), {"transform": "negated"}
     for k, seed in enumerate(seeds[:EXTRA_SEEDS]):

@@ -552,13 +552,12 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     v.error = message;
     v.status = VerdictStatus::kInfraError;
   };
-  if (prepared.seeds.empty() || !prepared.damaged.empty()) {
-    // Prepare always keeps them: the folder was damaged (kept_seeds.json lost, or not one seed per trial; a
-    // held-out set without its recipe).
-    infra("the prepared task " + prepared.dir.string() + " holds " +
-          (prepared.seeds.empty() ? "no trial seeds for anvil's task server (kept_seeds.json is missing or damaged)"
-                                  : "what anvil's task server cannot serve: " + prepared.damaged) +
-          ": remove that folder (or empty the cache: `anvil cache prune --max-size 0`) and evaluate again");
+  if (!prepared.damaged.empty()) {
+    // Prepare always keeps its seeds and recipes: the folder was damaged since.
+    infra("the prepared task " + prepared.dir.string() +
+          " holds what anvil's task server cannot serve: " + prepared.damaged +
+          ": remove that folder (or empty the cache: `anvil cache prune --max-size 0`) and evaluate "
+          "again");
     v.infra_while_candidate = false;  // The cache's, whatever the candidate: not tried again.
     return checked;
   }

@@ -131,9 +131,12 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   }
   auto text = ReadFile(prepared.dir / "seeds.json");
   if (!text.ok()) {
-    // A cached task's trial seeds (for the task server); none in folders prepared before they were kept.
+    // A cached task's trial seeds (for the task server): prepare always keeps them, one per trial.
     prepared.seeds = KeptSeeds(prepared.dir / kTrialSeedsFile);
-    if (static_cast<int>(prepared.seeds.size()) != prepared.trials) prepared.seeds.clear();
+    if (static_cast<int>(prepared.seeds.size()) != prepared.trials) {
+      prepared.seeds.clear();
+      prepared.damaged = std::string(kTrialSeedsFile) + " is missing or damaged";
+    }
     return prepared;
   }
   nlohmann::json j = nlohmann::json::parse(text.value(), nullptr, false);
@@ -145,6 +148,7 @@ Result<PreparedTask> ReadSeeds(PreparedTask prepared) {
   }
   for (const auto& s : j) prepared.seeds.push_back(s.is_string() ? s.get<std::string>() : s.dump());
   prepared.trials = static_cast<int>(prepared.seeds.size());
+  if (prepared.seeds.empty()) prepared.damaged = "seeds.json holds no seed";
   return prepared;
 }
 

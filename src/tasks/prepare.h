@@ -77,8 +77,8 @@ struct PreparedTask {
   // Held-out sets, made by the task server (catalog C1; Task::held_out_json): what each
   // set changed, e.g. "batch_size=5". None for streamed tasks.
   std::vector<std::string> held_out;
-  // What of the folder is missing or damaged, e.g. "kept_held_out_sets.json is
-  // missing or damaged" (empty: nothing found): the task server cannot serve it.
+  // What of the folder is missing or damaged, e.g. "kept_seeds.json is missing
+  // or damaged" (empty: nothing found): the task server cannot serve it.
   std::string damaged;
   // The trivial-output guard (spec.json "trivial_guard", "degenerate"): by
   // output name, the factor its atol is scaled by; and, for a task no check
