@@ -31,7 +31,7 @@ from anvil_py.tamper_guard import TamperGuard
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timed_calls import timed_calls
 from anvil_py.timing import CallClock, Timer
-from anvil_py.trial_channel import OutputUnreadable, TrialData
+from anvil_py.trial_channel import ChannelError, OutputUnreadable, TrialData
 from anvil_py.worker_outputs import check_outputs, unreadable_outputs, write_outputs
 
 EXIT_CANDIDATE_ERROR = 3
@@ -278,20 +278,16 @@ def _read_spec(prepared):
         return json.load(f)
 
 
-def _native_params(prepared, spec, device, served=None):
-    """The reference's parameters then buffers, in the spec's order: the task server's (`served`, by name) where it
-    sent them, else from prepared/params/ where prepare wrote it (a buffer the state dict leaves out), else from
-    its state dict by name (mapped, not read)."""
+def _native_params(spec, device, served):
+    """The reference's parameters then buffers, in the spec's order, from the task server's weights (`served`:
+    trial_channel.receive_weights)."""
     names = [p["name"] for p in spec.get("params", [])]
-    if served is not None and all(n in served[0] for n in names):
-        return [served[0][n].to(device) for n in names]
-    folder = os.path.join(prepared, "params")
-    if os.path.isdir(folder):
-        return [v for _, v in tensor_io.read_dir(folder, device)]
-    if not names:
-        return []
-    state = torch.load(os.path.join(prepared, "state_dict.pt"), map_location="cpu", mmap=True)
-    return [state[n].to(device) for n in names]
+    weights = served[0] if served is not None else {}
+    missing = [n for n in names if n not in weights]
+    if missing:
+        raise ChannelError(f"the task server sent no weight named {missing[0]!r} (the task's spec lists "
+                           f"{len(names)}): anvil's fault, not the candidate's")
+    return [weights[n].to(device) for n in names]
 
 
 def _build_callable(args, spec, device, data):
@@ -303,10 +299,10 @@ def _build_callable(args, spec, device, data):
     # code loads.
     served = data.weights(device) if data.offers_weights else None
     if args.format == "native":
-        return NativeModel(builds["native"], spec, _native_params(args.prepared, spec, device, served), device)
+        return NativeModel(builds["native"], spec, _native_params(spec, device, served), device)
     _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
-    return build_model_new(module, spec, device, args.prepared, served)
+    return build_model_new(module, spec, device, served)
 
 
 def _held_out_trials(model, device, timer, args, trace, ops, data):

@@ -9,13 +9,11 @@ those are its own values, as in KernelBench. A ModelNew whose parameters and buf
 exactly, that keeps no other tensor and computes nothing in __init__, is built on the meta device and filled from the
 state dict (a level-3 model skips seconds of random initialization on the CPU). The state dict is the one the task
 server sends (docs/protocol.md, "Weights"): prepare writes no weight, and the trusted side builds the task's Model by
-its __init__ under the init seed. (reference_from_state and the state_dict.pt loader serve folders that held one,
-which anvil no longer prepares or reads.)
+its __init__ under the init seed.
 """
 
 import functools
 import gc
-import os
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -98,7 +96,7 @@ def holds_loose_tensors(model):
 
 
 def _from_state(cls, init_inputs, init_seed, device, load_state):
-    """cls (ModelNew, or the task's Model) on the meta device filled from the reference's state dict (load_state()),
+    """cls (ModelNew) on the meta device filled from the reference's state dict (load_state()),
     or None where that would not be the model its __init__ makes (see the module's docstring)."""
     record = _InitRecorder()
     try:
@@ -114,7 +112,7 @@ def _from_state(cls, init_inputs, init_seed, device, load_state):
             t.shape != reference[k].shape or t.dtype != reference[k].dtype for k, t in tensors.items()):
         return None
     if torch.device(device).type == "cpu":
-        # The mapped tensors themselves (private: a write to them never reaches the file).
+        # The served tensors themselves: views of this session's own weights buffer, which nothing else reads.
         model.load_state_dict(reference, strict=True, assign=True)
         return model
     model = model.to_empty(device=device)
@@ -122,26 +120,22 @@ def _from_state(cls, init_inputs, init_seed, device, load_state):
     return model
 
 
-def _state_loader(prepared, served):
+def _state_loader(served):
     """What gives the reference's state dict: the task server's weights (`served`: ({name: tensor}, the state dict's
-    names), trial_channel.receive_weights), else prepared/state_dict.pt; None without either."""
-    if served is not None:
-        weights, names = served
-        return lambda: {n: weights[n] for n in names}
-    state_path = os.path.join(prepared, "state_dict.pt")
-    if not os.path.exists(state_path):
+    names), trial_channel.receive_weights); None without them (a task with no weights)."""
+    if served is None:
         return None
-    # Mapped, not read: the values go once from the page cache to where they live (a 4 GB Linear took seconds).
-    return lambda: torch.load(state_path, map_location="cpu", mmap=True)
+    weights, names = served
+    return lambda: {n: weights[n] for n in names}
 
 
-def build_model_new(module, spec, device, prepared, served=None):
+def build_model_new(module, spec, device, served=None):
     """ModelNew for the trials, on `device`, with the reference's weights where it keeps the same (`served`: the
     task server's, see _state_loader). TaskError stage "missing" or "init" when it cannot be built."""
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
     init_inputs, seed = _init_inputs(spec), spec.get("init_seed", 42)
-    load_state = _state_loader(prepared, served)
+    load_state = _state_loader(served)
     if load_state is not None:
         model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, load_state))
         if model is not None:
@@ -160,16 +154,6 @@ def build_model_new(module, spec, device, prepared, served=None):
         if shared:
             model.load_state_dict(shared, strict=False)
     return call_stage("init", lambda: model.to(device))
-
-
-def reference_from_state(module, init_inputs, init_seed, device, prepared):
-    """The task's Model on `device` with the weights its preparation made (prepared/state_dict.pt: the same values
-    its __init__ under the init seed gives, without initializing them again: seconds per GB on the CPU), or None
-    where there is no such file or building it that way would not be the model its __init__ makes."""
-    load_state = _state_loader(prepared, None) if prepared else None
-    if load_state is None:
-        return None
-    return call_stage("init", lambda: _from_state(module.Model, init_inputs, init_seed, device, load_state))
 
 
 def construct_for_extraction(module, spec, recorded):

@@ -315,11 +315,11 @@ class Tasks:
 
 
 def _build_reference(module, entry, device):
-    """The task's Model as prepare builds it (its weights from the prepared folder's state dict where they can)."""
+    """The task's Model as prepare builds it: its __init__ under the init seed (task_worker.reference_model)."""
     missing = [n for n in ("Model", "get_init_inputs") if not hasattr(module, n)]
     if missing:
         raise TaskError("missing", f"{os.path.basename(entry.path)} does not define {', '.join(missing)}")
-    return reference_model(module, device, entry.init_seed, entry.tf32, entry.prepared)[0]
+    return reference_model(module, device, entry.init_seed, entry.tf32)[0]
 
 
 # Timed calls a session may take buffers for.

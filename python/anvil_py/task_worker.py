@@ -18,7 +18,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io, trivial_guard
 from anvil_py.device_work import WorkClock
-from anvil_py.model_init import reference_from_state
 from anvil_py.task_loader import TaskError, call_stage, load_task
 from anvil_py.timing import Timer
 
@@ -70,23 +69,20 @@ def init_inputs_under(get_init_inputs, init_seed):
     return init_inputs
 
 
-def reference_model(module, device, init_seed, tf32="off", prepared=None):
-    """(the task module's Model on `device`, its init inputs): get_init_inputs() under the init seed. With the
-    task's `prepared` folder, its weights come from the state dict prepare wrote there where they can (the same
-    values: model_init.reference_from_state), not from its __init__ run again."""
+def reference_model(module, device, init_seed, tf32="off"):
+    """(the task module's Model on `device`, its init inputs): get_init_inputs() and Model's __init__ under the init
+    seed, on the CPU as KernelBench builds it, then moved to `device`."""
     set_tf32(tf32)
     init_inputs = init_inputs_under(module.get_init_inputs, init_seed)
-    model = reference_from_state(module, init_inputs, init_seed, device, prepared)
-    if model is None:
-        model = call_stage("init", lambda: module.Model(*init_inputs))
-        model = call_stage("init", lambda: model.to(device))
+    model = call_stage("init", lambda: module.Model(*init_inputs))
+    model = call_stage("init", lambda: model.to(device))
     return model, list(init_inputs)
 
 
-def build_model(task_path, device, init_seed, tf32="off", prepared=None):
+def build_model(task_path, device, init_seed, tf32="off"):
     set_tf32(tf32)
     module, _, get_inputs, _ = load_task(task_path)
-    model, init_inputs = reference_model(module, device, init_seed, tf32, prepared)
+    model, init_inputs = reference_model(module, device, init_seed, tf32)
     return model, get_inputs, init_inputs
 
 
@@ -374,7 +370,7 @@ def compile_first_call(model, inputs, sync):
 
 def baseline(args):
     device = torch.device(args.device)
-    model, get_inputs, _ = build_model(args.task, device, args.init_seed, args.tf32, args.prepared)
+    model, get_inputs, _ = build_model(args.task, device, args.init_seed, args.tf32)
     # No trial's tensors on disk: trial 0's inputs from its seed (seeds.json for a streamed task).
     seeds = os.path.join(args.prepared, "seeds.json")
     if not os.path.exists(seeds):

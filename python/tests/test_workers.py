@@ -80,15 +80,14 @@ def test_task_errors_name_their_stage(tmp_path):
         assert err["message"]
 
 
-def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_path):
-    """A ModelNew whose parameters and buffers the reference's state dict covers is built on the meta device and
-    filled from it (no random initialization); one with other tensors (a plain attribute, a non-persistent buffer,
-    other names) is built on the CPU as before. Both end with the reference's values."""
+def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way():
+    """A ModelNew whose parameters and buffers the reference's state dict (the task server's weights) covers is built
+    on the meta device and filled from it (no random initialization); one with other tensors (a plain attribute, a
+    non-persistent buffer, other names) is built on the CPU as before. Both end with the reference's values."""
     from anvil_py import model_init
 
     torch.manual_seed(0)
     reference = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
-    torch.save(reference.state_dict(), tmp_path / "state_dict.pt")
     spec = {"init_inputs": [], "init_seed": 42}
 
     class Same(torch.nn.Module):
@@ -109,36 +108,35 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way(tmp_
     class Module:
         pass
 
-    want = {"net." + k: v for k, v in reference.state_dict().items()}
-    torch.save(want, tmp_path / "state_dict.pt")
+    # As trial_channel.receive_weights gives them: ({name: tensor}, the state dict's names).
+    want = {"net." + k: v.clone() for k, v in reference.state_dict().items()}
+    served = ({k: v.clone() for k, v in want.items()}, list(want))
     for cls, fast in ((Same, True), (Loose, False), (Renamed, False)):
         module = Module()
         module.ModelNew = cls
         built = model_init._from_state(cls, [], spec.get("init_seed", 42), torch.device("cpu"),
-                                       model_init._state_loader(str(tmp_path), None))
+                                       model_init._state_loader(served))
         assert (built is not None) == fast, cls.__name__
-        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
+        model = model_init.build_model_new(module, spec, torch.device("cpu"), served)
         assert not any(t.is_meta for t in model.state_dict().values())
         if cls is not Renamed:
             for k, v in want.items():
                 assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
+        else:  # Its own names: its own values, made under the init seed.
+            torch.manual_seed(42)
+            assert torch.equal(model.fc.weight, torch.nn.Linear(4, 3).weight)
         if cls is Loose:
             assert torch.equal(model.scale, torch.ones(3))
-    # The task server's weights (`served`, trial_channel.receive_weights) stand in for the file, both ways.
-    served = ({k: v.float() * 3 if v.is_floating_point() else v for k, v in want.items()}, list(want))
-    for cls in (Same, Loose):
-        module = Module()
-        module.ModelNew = cls
-        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path / "none"), served)
-        for k, v in served[0].items():
-            assert torch.equal(model.state_dict()[k], v), (cls.__name__, k)
         if cls is Same:
-            # Filled from the mapped state file: still parameters, and a write stays in this process.
+            # Filled with the served tensors themselves: still parameters.
             weight = model.net[0].weight
             assert isinstance(weight, torch.nn.Parameter) and weight.requires_grad
-            with torch.no_grad():
-                weight.add_(1)
-            assert torch.equal(torch.load(tmp_path / "state_dict.pt")["net.0.weight"], want["net.0.weight"])
+    # Without weights (a task that has none): built the usual way, under the init seed.
+    module = Module()
+    module.ModelNew = Renamed
+    model = model_init.build_model_new(module, spec, torch.device("cpu"))
+    torch.manual_seed(42)
+    assert torch.equal(model.fc.weight, torch.nn.Linear(4, 3).weight)
 
 
 def test_kernel_trace_that_cannot_start_says_why_in_its_file(tmp_path):
@@ -294,7 +292,7 @@ def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
         assert "replaced" in str(err)
 
 
-def test_a_model_new_that_computes_on_its_weights_in_init_keeps_them(tmp_path):
+def test_a_model_new_that_computes_on_its_weights_in_init_keeps_them():
     # Legit sweep 2: a multiplier folded into a weight, a square weight kept transposed under its own name. The
     # reference's state dict loaded over them undid that (a wrong answer); KernelBench builds both under one seed.
     from anvil_py import model_init
@@ -308,7 +306,7 @@ def test_a_model_new_that_computes_on_its_weights_in_init_keeps_them(tmp_path):
             self.fc = torch.nn.Linear(4, 4)
 
     ref = Ref()
-    torch.save(ref.state_dict(), tmp_path / "state_dict.pt")
+    served = (dict(ref.state_dict()), list(ref.state_dict()))
 
     class Folded(Ref):
         def __init__(self):
@@ -332,7 +330,7 @@ def test_a_model_new_that_computes_on_its_weights_in_init_keeps_them(tmp_path):
     for cls, want in ((Folded, 2.0 * ref.fc.weight), (Transposed, ref.fc.weight.t()), (Reinitialized, ref.fc.weight)):
         module = Module()
         module.ModelNew = cls
-        model = model_init.build_model_new(module, spec, torch.device("cpu"), str(tmp_path))
+        model = model_init.build_model_new(module, spec, torch.device("cpu"), served)
         assert torch.allclose(model.fc.weight, want), cls.__name__
 
 

@@ -28,9 +28,10 @@ std::string LastLine(const std::string& text) {
 
 constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
-// What of a prepared task folder a candidate may read: the spec and the
-// weights, nothing of the secrets the task server makes the data from.
-constexpr const char* kReadablePrepared[] = {"spec.json", "state_dict.pt", "params"};
+// What of a prepared task folder a candidate may read: the spec, nothing of
+// the secrets the task server makes the data from (the weights come from the
+// task server too).
+constexpr const char* kReadablePrepared[] = {"spec.json"};
 
 // The existing paths of $`name` (colon-separated), appended to `paths`.
 void ExtraPaths(const char* name, std::vector<fs::path>& paths) {

@@ -82,8 +82,8 @@ inline const char* const kSandboxFallbacks[] = {"",
                                                 "0"};
 
 // What of a prepared task folder (PreparedTask::dir) a candidate may read:
-// spec.json and the weights (state_dict.pt, params/). No trial, timing set or
-// held-out set is there: the task server makes each from the folder's secrets.
+// spec.json. No weight, trial, timing set or held-out set is there: the task
+// server sends the weights and makes each set from the folder's secrets.
 std::vector<std::filesystem::path> CandidateReadablePrepared(const std::filesystem::path& prepared);
 // Everything else in it (the secret seeds and recipes): hidden from the
 // candidate where Landlock is not in force (SandboxPolicy::hidden).

@@ -34,21 +34,21 @@ TEST(SandboxSwitchesTest, ParsesLayerSwitches) {
 
 class PreparedAccessTest : public TempDirTest {};
 
-TEST_F(PreparedAccessTest, CandidateReadsTheSpecAndWeightsButNoSecret) {
+TEST_F(PreparedAccessTest, CandidateReadsTheSpecAndNothingElse) {
   Write("spec.json", "{}");
-  Write("state_dict.pt", "weights");
+  Write("state_dict.pt", "weights");  // As folders held them once: hidden now.
   Write("params/tensors.json", "{}");
   for (const char* secret : {"kept_seeds.json", "kept_timing_seeds.json", "kept_held_out_sets.json", "seeds.json"}) {
     Write(secret, "[\"1\"]");
   }
   auto readable = CandidateReadablePrepared(dir_);
   std::sort(readable.begin(), readable.end());
-  EXPECT_EQ(readable,
-            (std::vector<std::filesystem::path>{dir_ / "params", dir_ / "spec.json", dir_ / "state_dict.pt"}));
+  EXPECT_EQ(readable, (std::vector<std::filesystem::path>{dir_ / "spec.json"}));
   auto hidden = CandidateHiddenPrepared(dir_);
   std::sort(hidden.begin(), hidden.end());
   EXPECT_EQ(hidden, (std::vector<std::filesystem::path>{dir_ / "kept_held_out_sets.json", dir_ / "kept_seeds.json",
-                                                        dir_ / "kept_timing_seeds.json", dir_ / "seeds.json"}));
+                                                        dir_ / "kept_timing_seeds.json", dir_ / "params",
+                                                        dir_ / "seeds.json", dir_ / "state_dict.pt"}));
   EXPECT_TRUE(CandidateReadablePrepared("").empty());
   EXPECT_TRUE(CandidateHiddenPrepared("").empty());
 }
