@@ -32,7 +32,7 @@ from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.timed_calls import timed_calls
 from anvil_py.timing import CallClock, Timer
 from anvil_py.trial_channel import ChannelError, OutputUnreadable, TrialData
-from anvil_py.worker_outputs import check_outputs, unreadable_outputs, write_outputs
+from anvil_py.worker_outputs import check_outputs, unreadable_outputs
 
 EXIT_CANDIDATE_ERROR = 3
 # How long the extraction lets forward run on placeholder inputs (_forward_for_extraction).
@@ -387,6 +387,9 @@ def run(args):
     # The task server's session (docs/protocol.md, "trial data"), opened before the candidate's code runs: each
     # trial's inputs as memfds of their own (on cuda, device buffers).
     data = TrialData(args.data_fd)
+    if not data.compares:  # The outputs have nowhere else to go (docs/protocol.md, "trial data").
+        raise ChannelError("anvil's task server does not compare this session's outputs: anvil's fault, not the "
+                           "candidate's")
     spec = _read_spec(args.prepared)
     model = _build_callable(args, spec, device, data)
     guard.check("after loading the candidate")
@@ -416,14 +419,11 @@ def run(args):
                 model.check_guards(f"trial {k}")
             guard.check(f"after trial {k}")
             outputs = check_outputs(result, k)
-            if data.compares:
-                # Into the task server's buffers, compared on its side (docs/protocol.md, "trial data").
-                try:
-                    data.done(k, outputs)
-                except OutputUnreadable as e:
-                    raise unreadable_outputs(args, f"trial_{k}", e.names) from None
-            else:
-                write_outputs(args, f"trial_{k}", [(f"out{i}", o) for i, o in enumerate(outputs)])
+            # Into the task server's buffers, compared on its side (docs/protocol.md, "trial data").
+            try:
+                data.done(k, outputs)
+            except OutputUnreadable as e:
+                raise unreadable_outputs(args, f"trial_{k}", e.names) from None
         if args.format == "kernelbench":
             _held_out_trials(model, device, timer, args, trace, ops, data)
             guard.check("after the held-out sets")

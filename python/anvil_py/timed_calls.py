@@ -14,7 +14,7 @@ from anvil_py import tensor_io
 from anvil_py.native_model import NativeModel
 from anvil_py.task_loader import TaskError
 from anvil_py.timing import recheck_points, recheck_sample
-from anvil_py.worker_outputs import check_outputs, copied, write_outputs
+from anvil_py.worker_outputs import check_outputs, copied
 
 # Elements of each output a timed call returned that are looked at then and again before the next call.
 LOOK_POINTS = 256
@@ -27,7 +27,7 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
     trial sets. Each set is copied into the same buffers before its call (so neither a call count nor a pointer
     tells a replay when it is safe). The output of the last call made with each set is kept (a copy taken after
     the call, outside its timing: an output buffer the candidate reuses stays right); after the last call anvil
-    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to recheck_K/.
+    names the sets it looks at again (a seed, timing.recheck_sample) and only theirs go to `recheck_to`.
 
     The timed calls of the `traced` mask (anvil's random half, told only now; their times do not count) also run
     under the forward's aten and host traces (`ops`, kernelbench format): a candidate honest in its trials and
@@ -36,7 +36,8 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
     `call_inputs` (the task server's sets; `sets` only counts them): timed call k's own buffers, which the server
     fills with the call's set after the worker's `ready`, while the compiled timer waits for anvil's `go` with the
     thread's signals held. Nothing of a set is in the process before its call, and no buffer or address is a set's.
-    `recheck_to(k, outputs)` (the task server's TrialData.recheck): the rechecked outputs go there, not to files."""
+    `recheck_to(k, outputs)` (the task server's TrialData.recheck): the rechecked outputs go there; without it (a
+    task with no timing sets, whose calls rotate through the trials' sets) nothing is rechecked."""
     live = [v.clone() if isinstance(v, torch.Tensor) else v for v in (warm if warm is not None else sets[0])]
     timer.sync()
     state = {"call": -1, "set": None, "out": None, "look": None, "args": live}
@@ -132,7 +133,7 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
     if args.recheck_sets > 0:
         picked = clock.recheck() if clock is not None else None
         chosen = range(len(sets)) if picked is None else recheck_sample(len(sets), picked[1], picked[0])
-        for k in chosen:
+        for k in chosen if recheck_to is not None else ():
             if k not in last:
                 continue  # Fewer calls than sets: anvil finds no output and says so.
             outputs = check_outputs(last[k], k)
@@ -145,9 +146,6 @@ def timed_calls(model, warm, sets, timer, args, clock, trace, traced, timeline, 
                 written.append((f"out{i}", o))
             if ops is not None:
                 ops.skip()  # The gather is the worker's own.
-            if recheck_to is not None:
-                recheck_to(k, [o for _, o in written])
-            else:
-                write_outputs(args, f"recheck_{k}", written)
+            recheck_to(k, [o for _, o in written])
     timeline.lap("perf_recheck")
     return times

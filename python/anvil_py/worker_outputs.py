@@ -1,10 +1,6 @@
 """What the candidate worker does with a forward's outputs: checks they are plain tensors, copies them as they were
-when the call returned, and writes them to a tensor folder it seals on anvil's report channel (docs/protocol.md)."""
-
-import ctypes
-import errno
-import itertools
-import os
+when the call returned, and says on anvil's report channel which ones it could not read (they go to the task
+server's buffers: trial_channel.TrialData.done)."""
 
 import torch
 
@@ -24,53 +20,14 @@ def check_outputs(result, k):
     return outputs
 
 
-def write_outputs(args, rel, named):
-    """A tensor folder of outputs, written and sealed on anvil's report channel (anvil compares only what matches).
-    An output whose memory the write could not read (pages the candidate unmapped or protected after its call, to
-    finish the work in a fault handler at their first touch) is run.after_return."""
-    try:
-        written = tensor_io.write_dir(os.path.join(args.out, rel), named)
-    except OSError as err:
-        unreadable = [name for name, t in named if isinstance(t, torch.Tensor) and not _readable(t)]
-        if not unreadable:
-            raise
-        raise unreadable_outputs(args, rel, unreadable) from err
-    if args.report is not None:
-        args.report.seal(rel, written)
-
-
 def unreadable_outputs(args, rel, names):
-    """run.after_return for outputs `names` of `rel` whose memory the worker could not read when it wrote or handed
-    them over: said on anvil's report channel, and the TaskError that ends the run."""
+    """run.after_return for outputs `names` of `rel` whose memory the worker could not read when it handed them
+    over: said on anvil's report channel, and the TaskError that ends the run."""
     message = (f"{rel}'s output {', '.join(names)} could not be read when the worker wrote it (its memory "
                "was unmapped or protected after the call returned): work left to a fault handler on its pages")
     if args.report is not None:
         args.report.send({"kind": "cheat", "rule": "run.after_return", "message": message})
     return TaskError("after_return", message)
-
-
-def _readable(t):
-    """Whether every page of a host tensor's memory can be read by a system call, without touching it from here (a
-    read from Python would run the candidate's fault handler): one byte of each page through a pipe, EFAULT if not."""
-    if t.device.type != "cpu" or not t.numel():
-        return True
-    start = t.data_ptr()
-    end = start + t.numel() * t.element_size()
-    page = os.sysconf("SC_PAGE_SIZE")
-    r, w = os.pipe()
-    try:
-        for addr in itertools.chain(range(start, end, page), (end - 1,)):
-            try:
-                os.write(w, (ctypes.c_char * 1).from_address(addr))
-            except OSError as err:
-                if err.errno == errno.EFAULT:
-                    return False
-                raise
-            os.read(r, 1)
-        return True
-    finally:
-        os.close(r)
-        os.close(w)
 
 
 def copied(result):

@@ -254,24 +254,28 @@ print("wrote", flush=True)
 
 def test_an_output_whose_pages_were_made_unreadable_is_found_without_touching_them():
     # What a fault handler waiting on an output's pages leaves (red team: b4_lazy_pages_native.cpp): the worker's
-    # write gets EFAULT, and the probe must say which output without reading it from Python (that would run the
-    # handler, or here crash the test).
+    # copy into the task server's buffer gets EFAULT, and says so without reading the pages from Python (that would
+    # run the handler, or here crash the test).
     import ctypes
     import mmap
 
-    from anvil_py.worker_outputs import _readable
+    from anvil_py.trial_channel import _write_into
     m = mmap.mmap(-1, 3 * mmap.PAGESIZE)
     t = torch.frombuffer(m, dtype=torch.float32)
+    t[:4] = torch.arange(4, dtype=torch.float32)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fd = os.memfd_create("out")
     assert libc.mprotect(t.data_ptr() + mmap.PAGESIZE, mmap.PAGESIZE, 0) == 0
     try:
-        assert not _readable(t)
-        assert _readable(t[: mmap.PAGESIZE // 4])  # its first page only
-        assert _readable(torch.ones(5000)) and _readable(torch.empty(0))
+        assert not _write_into(fd, t)
+        assert _write_into(fd, t[: mmap.PAGESIZE // 4])  # its first page only
+        assert _write_into(fd, torch.empty(0))
     finally:
         libc.mprotect(t.data_ptr() + mmap.PAGESIZE, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE)
-    assert _readable(t)
+    assert _write_into(fd, t)
+    assert os.pread(fd, 16, 0) == torch.arange(4, dtype=torch.float32).numpy().tobytes()
+    os.close(fd)
 
 
 def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
@@ -279,10 +283,11 @@ def test_the_report_channel_refuses_a_descriptor_put_in_its_place(tmp_path):
     from anvil_py.report_channel import ReportChannel
     read, write = os.pipe()
     report = ReportChannel(write)
-    report.seal("trial_0", [("out0", torch.arange(4, dtype=torch.float32))])
+    (tmp_path / "kernel_trace.tsv").write_text("abc")
+    report.seal_file(str(tmp_path), "kernel_trace.tsv")
     line = json.loads(os.read(read, 65536).decode())
-    assert line["dir"] == "trial_0" and len(line["tensors"][0]["points"]) == 4
-    assert line["tensors"][0]["points"][1] == [1, "0000803f"]  # 1.0f, little-endian
+    assert line == {"kind": "file", "file": "kernel_trace.tsv",
+                    "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, write)
     try:

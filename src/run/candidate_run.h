@@ -87,13 +87,12 @@ struct RunRequest {
   // set's last output to out_dir/recheck_K (0: one set, no outputs).
   int recheck_sets = 0;
   std::chrono::milliseconds deadline{120000};  // For the trials, and again for the timed calls.
-  std::filesystem::path out_dir;               // Created; outputs land here; the candidate's only writable folder.
+  std::filesystem::path out_dir;  // Created; the worker's files land here; the candidate's only writable folder.
   // The candidate's end of a task server session (tasks/task_server.h): its
   // trials' inputs come from there instead of the prepared folder; -1: none.
   int data_fd = -1;
-  // Set: how many trials the candidate has handed over (a comparing session
-  // takes its outputs, tasks/task_server.h), instead of the trial folders
-  // written in out_dir.
+  // How many trials the candidate has handed over (the task server's session
+  // takes its outputs, tasks/task_server.h); unset: none.
   std::function<int()> trials_done;
   // Set: runs for each timed call after the child said it is ready and
   // before anvil starts the call (CallClock::BeforeGo).

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 
 #include "core/temp_dir_fixture.h"
@@ -10,22 +9,15 @@
 namespace anvil {
 namespace {
 
-// A tensor folder as the worker writes it (tensors.json and one float32 file of 4 elements), and the seal line it
-// sends for it: elements 1 and 3.
+// The kernel trace as the worker writes it, and the line it sends for it: the file's digest.
 class WorkerReportTest : public TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    Write("trial_0/tensors.json",
-          R"({"version": 1, "tensors": [{"name": "out0", "dtype": "float32", "shape": [4], "file": "out0.bin"}]})");
-    const float values[4] = {0.f, 1.f, 2.f, 3.f};
-    std::ofstream(dir_ / "trial_0" / "out0.bin", std::ios::binary)
-        .write(reinterpret_cast<const char*>(values), sizeof values);
+    Write("kernel_trace.tsv", "trace line\n");
   }
-  // 1.0f and 3.0f, little-endian.
-  const std::string seal_ =
-      R"({"kind": "seal", "dir": "trial_0", "tensors": [{"name": "out0", "shape": [4], "itemsize": 4,)"
-      R"( "points": [[1, "0000803f"], [3, "00004040"]]}]})";
+  const std::string seal_ = R"({"kind": "file", "file": "kernel_trace.tsv", )"
+                            R"("sha256": "4cfc6698d08f57eceed8a7bdd090c549e00a0cace35abd9b4ad7ae366713bd28"})";
 };
 
 TEST_F(WorkerReportTest, FilesAsTheWorkerSealedThemPass) {
@@ -34,29 +26,36 @@ TEST_F(WorkerReportTest, FilesAsTheWorkerSealedThemPass) {
   EXPECT_TRUE(out.forged.empty()) << out.forged[0];
 }
 
-TEST_F(WorkerReportTest, AnOutputRewrittenAfterItsSealIsForged) {
-  // The candidate's code writes the right answer over what its forward returned (catalog D5: computed later).
-  std::fstream f(dir_ / "trial_0" / "out0.bin", std::ios::binary | std::ios::in | std::ios::out);
-  const float other = 7.f;
-  f.seekp(12);
-  f.write(reinterpret_cast<const char*>(&other), sizeof other);
-  f.close();
+TEST_F(WorkerReportTest, ATraceRewrittenAfterItsSealIsForged) {
+  // The candidate's code rewrites the kernel trace the worker wrote (catalog D5: evidence made up later).
+  Write("kernel_trace.tsv", "another trace\n");
   RunOutcome out;
   JudgeWorkerReport({seal_}, false, dir_, true, out);
   ASSERT_EQ(out.forged.size(), 1u);
-  EXPECT_NE(out.forged[0].find("element 3"), std::string::npos) << out.forged[0];
+  EXPECT_NE(out.forged[0].find("kernel_trace.tsv: not what the worker wrote"), std::string::npos) << out.forged[0];
 }
 
-TEST_F(WorkerReportTest, AFolderTheWorkerNeverSealedIsForgedOnceItRanToItsEnd) {
-  Write("recheck_2/tensors.json", R"({"version": 1, "tensors": []})");
+TEST_F(WorkerReportTest, ATraceTheWorkerNeverSealedIsForgedOnceItRanToItsEnd) {
+  RunOutcome out;
+  JudgeWorkerReport({}, false, dir_, true, out);
+  ASSERT_EQ(out.forged.size(), 1u);
+  EXPECT_EQ(out.forged[0], "kernel_trace.tsv: not written by the worker");
+  // A worker that died (a crash, a deadline) may have written a trace it never got to seal.
+  RunOutcome killed;
+  JudgeWorkerReport({}, false, dir_, false, killed);
+  EXPECT_TRUE(killed.forged.empty());
+}
+
+TEST_F(WorkerReportTest, OutputsInTheFolderAreNeitherReadNorSealed) {
+  // Outputs reach the task server's buffers only: a folder of them a candidate writes is read by nothing, and a
+  // seal of one (the worker's old message) is a line the worker does not write.
+  Write("trial_0/tensors.json", R"({"version": 1, "tensors": []})");
   RunOutcome out;
   JudgeWorkerReport({seal_}, false, dir_, true, out);
+  EXPECT_TRUE(out.forged.empty()) << out.forged[0];
+  JudgeWorkerReport({seal_, R"({"kind": "seal", "dir": "trial_0", "tensors": []})"}, false, dir_, true, out);
   ASSERT_EQ(out.forged.size(), 1u);
-  EXPECT_NE(out.forged[0].find("recheck_2"), std::string::npos);
-  // A worker that died (a crash, a deadline) may have written a folder it never got to seal.
-  RunOutcome killed;
-  JudgeWorkerReport({seal_}, false, dir_, false, killed);
-  EXPECT_TRUE(killed.forged.empty());
+  EXPECT_EQ(out.forged[0], "the report channel: a message of kind 'seal'");
 }
 
 TEST_F(WorkerReportTest, FindingsAddUpAndCannotBeTakenBack) {
