@@ -117,6 +117,10 @@ def _from_state(cls, init_inputs, init_seed, device, load_state):
         return model
     model = model.to_empty(device=device)
     model.load_state_dict(reference, strict=True)
+    if torch.device(device).type == "cuda":
+        # The copies run on the stream after this returns, and the served weights' mapping goes as soon as the
+        # caller drops them: unmapped under a copy still reading it, the next kernel fails (an illegal address).
+        torch.cuda.synchronize(device)
     return model
 
 
