@@ -77,7 +77,8 @@ class HttpServerTest : public ::testing::Test {
       res.body = req.body;
       res.set_header("X-Length", std::to_string(req.body.size()));
     });
-    server_->Route("GET", "/slow", [](const HttpRequest&, HttpResponse& res) {
+    server_->Route("GET", "/slow", [this](const HttpRequest&, HttpResponse& res) {
+      slow_started_ = true;
       std::this_thread::sleep_for(300ms);
       res.body = "slow done";
     });
@@ -94,6 +95,7 @@ class HttpServerTest : public ::testing::Test {
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
   int port_ = 0;
+  std::atomic<bool> slow_started_{false};  // The /slow handler is running.
 };
 
 TEST_F(HttpServerTest, RoutesParamsAndErrors) {
@@ -215,7 +217,10 @@ TEST_F(HttpServerTest, StopAnswersTheRequestsInFlight) {
   Start();
   Client c(port_);
   c.Send("GET /slow HTTP/1.1\r\n\r\n");
-  std::this_thread::sleep_for(100ms);
+  // In flight: its handler runs (a fixed sleep here lost the race on a loaded machine, and the request was never
+  // read).
+  for (int i = 0; i < 500 && !slow_started_; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(slow_started_);
   server_->Stop();
   EXPECT_NE(c.ReadUntil("slow done").find("slow done"), std::string::npos);
   thread_.join();  // Serve returned.
