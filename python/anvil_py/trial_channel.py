@@ -185,7 +185,8 @@ def send_weights(sock, named_tensors):
     """The reference's weights [(name, tensor, in_state_dict)] as one message with one buffer of its own holding all
     of them back to back (a weight per allocation would cost the device's 2 MiB granularity each, and a model can
     have more weights than a message has descriptors), and their layout: name, dtype, shape, byte offset, whether
-    the state dict holds it. The weights are no secret (the candidate may read the prepared state dict)."""
+    the state dict holds it. Returns this side's mapping of the buffer. The weights are no secret: the candidate
+    computes with them."""
     layout, offset = [], 0
     for name, tensor, in_state in named_tensors:
         offset = -(-offset // _WEIGHT_ALIGN) * _WEIGHT_ALIGN
@@ -193,19 +194,20 @@ def send_weights(sock, named_tensors):
                        "offset": offset, "state": bool(in_state)})
         offset += tensor.numel() * tensor.element_size()
     device = next((t.device for _, t, _ in named_tensors), torch.device("cpu"))
-    packed = torch.zeros(max(offset, 1), dtype=torch.uint8, device=device)
-    for (_, tensor, _), entry in zip(named_tensors, layout):
-        n = tensor.numel() * tensor.element_size()
-        if n:
-            packed[entry["offset"]:entry["offset"] + n].copy_(tensor.detach().contiguous().reshape(-1).view(torch.uint8))
-    described = _describe("weights", packed)
-    fd, mapping = export(packed, "weights")
-    del packed
+    # Written straight into the buffer that is sent (zeroed between weights): no second copy of GBs of weights.
+    fd, packed = output_buffer("weights", torch.uint8, [max(offset, 1)], device)
     try:
-        send(sock, {"weights": layout, "tensors": [described]}, [fd])
+        for (_, tensor, _), entry in zip(named_tensors, layout):
+            n = tensor.numel() * tensor.element_size()
+            if n:
+                src = tensor.detach().contiguous().reshape(-1).view(torch.uint8)
+                packed[entry["offset"]:entry["offset"] + n].copy_(src)
+        if packed.is_cuda:
+            torch.cuda.current_stream(packed.device).synchronize()  # Written before the descriptor leaves.
+        send(sock, {"weights": layout, "tensors": [_describe("weights", packed)]}, [fd])
     finally:
         os.close(fd)
-    return mapping
+    return packed
 
 
 def receive_weights(sock, device="cpu"):

@@ -666,6 +666,25 @@ def test_weights_travel_packed_in_one_buffer_and_come_back_by_name():
     theirs.close()
 
 
+def test_weights_are_written_straight_into_the_buffer_sent():
+    """send_weights keeps one copy of the weights beside the model's own: the sent buffer, written in place (a
+    packed copy made first and exported after doubled it: GBs for level 3's models)."""
+    code = """
+import resource, socket, torch
+from anvil_py import trial_channel
+weight = torch.ones(64 << 20)  # 256 MiB
+ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+mapping = trial_channel.send_weights(ours, [("w", weight, True)])
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(Path(trial_channel.__file__).parents[1])))
+    assert run.returncode == 0, run.stderr[-2000:]
+    grown_mib = int(run.stdout.split()[-1])
+    assert 200 <= grown_mib < 384, grown_mib
+
+
 def test_a_comparing_session_sends_the_references_weights_once(server, tmp_path):
     """The candidate gets the reference's weights from the server (the values it compares against), without reading
     the prepared folder, which holds none."""
