@@ -109,6 +109,7 @@ Verdict Evaluator::Evaluate(const Task& task, const fs::path& candidate, const L
     }
     v = EvaluateOnce(task, candidate, lanes);
     v.infra_retries = k + 1;
+    for (const std::string& error : errors) v.infra_retry_causes.push_back(FirstLine(error));
   }
   // A device others held is never the candidate's doing, however often.
   if (retryable() && v.infra_retries == options_.infra_retries && !v.device_busy) {

@@ -162,8 +162,10 @@ struct Verdict {
   // An infra_error that recurred, alone on the machine, with this candidate
   // only (its health probe passed between tries): judged runtime_error.
   bool suspect_candidate = false;
-  // How many times the evaluator tried again after an infra_error (0: none).
+  // How many times the evaluator tried again after an infra_error (0: none),
+  // and the first line of each error that made it try again, in order.
   int infra_retries = 0;
+  std::vector<std::string> infra_retry_causes;
   // Not in the JSON: the infra_error came while the candidate's code was
   // imported, built or run, so it may be the candidate's doing and is tried
   // again (Evaluator::Evaluate). One before that (a disk below its floor, a

@@ -230,6 +230,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
   if (!v.quotas.empty()) j["quotas"] = v.quotas;
   if (v.suspect_candidate) j["suspect_candidate"] = true;
   if (v.infra_retries > 0) j["infra_retries"] = v.infra_retries;
+  if (!v.infra_retry_causes.empty()) j["infra_retry_causes"] = v.infra_retry_causes;
   if (v.baseline_compile_seconds > 0) j["baseline_compile_seconds"] = v.baseline_compile_seconds;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }

@@ -28,6 +28,9 @@ def test_a_failure_that_goes_away_gives_the_verdict_of_the_try_that_worked(tmp_p
     v = judge(cand, "flaky_machine:1")
     assert v["status"] == "wrong_answer" and v["infra_retries"] == 1, v
     assert "suspect_candidate" not in v and v["error"] is None
+    # Why it was tried again stays said (the try that worked replaced the failed one's error).
+    assert v["infra_retry_causes"] == ["running the candidate: a fault injected by ANVIL_INJECT_INFRA "
+                                       "(docs/verdict.md)"], v["infra_retry_causes"]
 
 
 def test_a_failure_that_recurs_with_this_candidate_only_is_the_candidates(tmp_path):
@@ -36,6 +39,7 @@ def test_a_failure_that_recurs_with_this_candidate_only_is_the_candidates(tmp_pa
     v = judge(cand, "always_breaks")
     assert v["status"] == "runtime_error" and v["suspect_candidate"] is True, v
     assert v["infra_retries"] == 2 and v["reward"] == -1 and v["error"] is None
+    assert len(v["infra_retry_causes"]) == 2 and all("ANVIL_INJECT_INFRA" in c for c in v["infra_retry_causes"])
     assert "all 3 tries failed inside anvil" in v["feedback"], v["feedback"]
     assert v["feedback"].count("ANVIL_INJECT_INFRA") == 3  # Each try's cause, named.
 
@@ -47,7 +51,7 @@ def test_a_failure_the_health_probe_shares_stays_the_machines_and_carries_no_rew
     assert v["status"] == "infra_error" and v["reward"] is None, v
     assert "not tried again: the machine failed its health probe" in v["error"], v["error"]
     assert "pass_native.cpp was judged infra_error" in v["error"]
-    assert "infra_retries" not in v and "suspect_candidate" not in v
+    assert "infra_retries" not in v and "suspect_candidate" not in v and "infra_retry_causes" not in v
 
 
 def test_no_retries_when_asked_for_none(tmp_path):
