@@ -95,9 +95,9 @@ def holds_loose_tensors(model):
     return False
 
 
-def _from_state(cls, init_inputs, init_seed, device, load_state):
-    """cls (ModelNew) on the meta device filled from the reference's state dict (load_state()),
-    or None where that would not be the model its __init__ makes (see the module's docstring)."""
+def _from_state(cls, init_inputs, init_seed, device, reference):
+    """cls (ModelNew) on the meta device filled from the reference's state dict ({name: tensor}), or None where that
+    would not be the model its __init__ makes (see the module's docstring)."""
     record = _InitRecorder()
     try:
         model, _ = _construct(cls, init_inputs, init_seed, "meta", record)
@@ -105,7 +105,6 @@ def _from_state(cls, init_inputs, init_seed, device, load_state):
         return None
     if not isinstance(model, torch.nn.Module) or record.ops or holds_loose_tensors(model):
         return None
-    reference = load_state()
     tensors = dict(model.named_parameters())
     tensors.update(dict(model.named_buffers()))
     if set(tensors) != set(reference) or any(
@@ -124,24 +123,24 @@ def _from_state(cls, init_inputs, init_seed, device, load_state):
     return model
 
 
-def _state_loader(served):
-    """What gives the reference's state dict: the task server's weights (`served`: ({name: tensor}, the state dict's
-    names), trial_channel.receive_weights); None without them (a task with no weights)."""
+def _served_state(served):
+    """The reference's state dict from the task server's weights (`served`: ({name: tensor}, the state dict's names),
+    trial_channel.receive_weights): views, no copy; None without them (a task with no weights)."""
     if served is None:
         return None
     weights, names = served
-    return lambda: {n: weights[n] for n in names}
+    return {n: weights[n] for n in names}
 
 
 def build_model_new(module, spec, device, served=None):
     """ModelNew for the trials, on `device`, with the reference's weights where it keeps the same (`served`: the
-    task server's, see _state_loader). TaskError stage "missing" or "init" when it cannot be built."""
+    task server's, see _served_state). TaskError stage "missing" or "init" when it cannot be built."""
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
     init_inputs, seed = _init_inputs(spec), spec.get("init_seed", 42)
-    load_state = _state_loader(served)
-    if load_state is not None:
-        model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, load_state))
+    reference = _served_state(served)
+    if reference is not None:
+        model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, reference))
         if model is not None:
             return model
     record = _InitRecorder()
@@ -151,8 +150,7 @@ def build_model_new(module, spec, device, served=None):
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
     # own. Otherwise the reference's weights go where it keeps tensors under the reference's names.
     own_values = bool(record.read & created)
-    if load_state is not None and not own_values:
-        reference = load_state()
+    if reference is not None and not own_values:
         own = model.state_dict()
         shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
         if shared:

@@ -383,7 +383,7 @@ class TrialData:
         self.sets = int(hello.get("sets", 0))
         self.sets_written = bool(hello.get("sets_written", False))
         self.held_out = int(hello.get("held_out", 0))  # Held-out sets it serves (and compares).
-        # Whether the timed sets' rechecked outputs go to it too (docs/protocol.md, "rechecks"), not to files.
+        # Whether it takes the timed sets' rechecked outputs too (docs/protocol.md, "rechecks"); if not, none are.
         self.rechecks = bool(hello.get("rechecks", False))
         self.offers_weights = bool(hello.get("weights", False))  # The reference's weights, once (send_weights).
         self.buffers = {}

@@ -115,7 +115,7 @@ def test_model_new_comes_from_the_reference_state_or_is_built_the_usual_way():
         module = Module()
         module.ModelNew = cls
         built = model_init._from_state(cls, [], spec.get("init_seed", 42), torch.device("cpu"),
-                                       model_init._state_loader(served))
+                                       model_init._served_state(served))
         assert (built is not None) == fast, cls.__name__
         model = model_init.build_model_new(module, spec, torch.device("cpu"), served)
         assert not any(t.is_meta for t in model.state_dict().values())

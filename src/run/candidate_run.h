@@ -83,8 +83,8 @@ struct RunRequest {
   std::function<bool(const RunOutcome& trials)> time_after_trials;
   int warmup = 3;
   int iters = 20;
-  // Rotate the timed calls through this many trial input sets and write each
-  // set's last output to out_dir/recheck_K (0: one set, no outputs).
+  // Rotate the timed calls through this many input sets; the task server
+  // rechecks the last output of the sets anvil draws (0: one set, none).
   int recheck_sets = 0;
   std::chrono::milliseconds deadline{120000};  // For the trials, and again for the timed calls.
   std::filesystem::path out_dir;  // Created; the worker's files land here; the candidate's only writable folder.
