@@ -302,7 +302,7 @@ def _build_callable(args, spec, device, data):
         return NativeModel(builds["native"], spec, _native_params(spec, device, served), device)
     _patch_load_inline(lambda sig: _prebuilt_extensions(builds, sig))
     module = _load_candidate(args.candidate)
-    return build_model_new(module, spec, device, served)
+    return build_model_new(module, spec, device, served, data.init_on)
 
 
 def _held_out_trials(model, device, timer, args, trace, ops, data):

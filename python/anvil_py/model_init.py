@@ -132,9 +132,10 @@ def _served_state(served):
     return {n: weights[n] for n in names}
 
 
-def build_model_new(module, spec, device, served=None):
+def build_model_new(module, spec, device, served=None, init_on=None):
     """ModelNew for the trials, on `device`, with the reference's weights where it keeps the same (`served`: the
-    task server's, see _served_state). TaskError stage "missing" or "init" when it cannot be built."""
+    task server's, see _served_state). Its __init__ runs where the reference's did (`init_on`: "cuda", "cpu"; None:
+    on `device`, or on the CPU where it fails there). TaskError stage "missing" or "init" when it cannot be built."""
     if not hasattr(module, "ModelNew"):
         raise TaskError("missing", "the candidate does not define class ModelNew")
     init_inputs, seed = _init_inputs(spec), spec.get("init_seed", 42)
@@ -143,8 +144,15 @@ def build_model_new(module, spec, device, served=None):
         model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, reference))
         if model is not None:
             return model
-    record = _InitRecorder()
-    model, created = call_stage("init", lambda: _construct(module.ModelNew, init_inputs, seed, "cpu", record))
+    places = [init_on] if init_on else list(dict.fromkeys([torch.device(device).type, "cpu"]))
+    for i, place in enumerate(places):
+        record = _InitRecorder()
+        try:
+            model, created = call_stage("init", lambda: _construct(module.ModelNew, init_inputs, seed, place, record))
+            break
+        except TaskError:
+            if i + 1 == len(places):
+                raise
     if not isinstance(model, torch.nn.Module):
         return call_stage("init", lambda: model.to(device)) if hasattr(model, "to") else model
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its

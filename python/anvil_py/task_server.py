@@ -76,6 +76,7 @@ class _Entry:
         self.tf32 = request.get("tf32", "off")
         self.get_inputs = None
         self.model = None
+        self.init_on = None  # Where the reference's __init__ ran ("cuda", "cpu"): the candidate's ModelNew runs there.
         self.module_name = ""
         self.trials = None  # [(inputs, expected outputs or None) per trial] while kept.
         self.sets = None  # The timed calls' input sets, once asked for: (source, [inputs per set]).
@@ -195,7 +196,7 @@ class Tasks:
                     raise TaskError("missing", f"{os.path.basename(entry.path)} does not define get_inputs")
                 entry.get_inputs = module.get_inputs
                 if entry.reference:
-                    entry.model = _build_reference(module, entry, self.device)
+                    entry.model, entry.init_on = _build_reference(module, entry, self.device)
                 first = self._make(entry, 0)
             entry.trial_bytes = _nbytes(first[0]) + _nbytes(first[1] or [])
             model = entry.model if isinstance(entry.model, torch.nn.Module) else torch.nn.Module()
@@ -315,11 +316,13 @@ class Tasks:
 
 
 def _build_reference(module, entry, device):
-    """The task's Model as prepare builds it: its __init__ under the init seed (task_worker.reference_model)."""
+    """The task's Model as prepare builds it, its __init__ under the init seed, and where that ran (`init_on`,
+    task_worker.reference_model)."""
     missing = [n for n in ("Model", "get_init_inputs") if not hasattr(module, n)]
     if missing:
         raise TaskError("missing", f"{os.path.basename(entry.path)} does not define {', '.join(missing)}")
-    return reference_model(module, device, entry.init_seed, entry.tf32)[0]
+    model, _, init_on = reference_model(module, device, entry.init_seed, entry.tf32)
+    return model, init_on
 
 
 # Timed calls a session may take buffers for.
@@ -583,7 +586,7 @@ class Server:
         trial_channel.send(sock, {"trials": trials, "compare": entry.reference, "sets": spec["count"],
                                   "sets_written": bool(spec["write"]),
                                   "held_out": session.held_out, "rechecks": session.rechecks,
-                                  "weights": bool(session.weights)})
+                                  "weights": bool(session.weights), "init_on": entry.init_on})
         while True:
             try:
                 message, _ = trial_channel.receive(sock)

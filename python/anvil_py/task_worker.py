@@ -70,19 +70,36 @@ def init_inputs_under(get_init_inputs, init_seed):
 
 
 def reference_model(module, device, init_seed, tf32="off"):
-    """(the task module's Model on `device`, its init inputs): get_init_inputs() and Model's __init__ under the init
-    seed, on the CPU as KernelBench builds it, then moved to `device`."""
+    """(the task module's Model on `device`, its init inputs, where its __init__ ran): get_init_inputs() and Model's
+    __init__ under the init seed, on `device` itself, or on the CPU where __init__ fails there, then moved to
+    `device`. KernelBench builds on the CPU; a level-3 model's random initialization takes seconds there (8 GB of
+    2_ShallowWideMLP: 16 s on a GPU host), ms on the device. The values differ from the CPU's, the same for every
+    process that builds under the seed on the same device (the candidate's ModelNew: model_init, `init_on`)."""
     set_tf32(tf32)
     init_inputs = init_inputs_under(module.get_init_inputs, init_seed)
-    model = call_stage("init", lambda: module.Model(*init_inputs))
+    init_on = torch.device(device).type
+    try:
+        model = build_under_seed(module.Model, init_inputs, init_seed, init_on)
+    except TaskError:
+        if init_on == "cpu":
+            raise
+        init_on = "cpu"
+        model = build_under_seed(module.Model, init_inputs, init_seed, init_on)
     model = call_stage("init", lambda: model.to(device))
-    return model, list(init_inputs)
+    return model, list(init_inputs), init_on
+
+
+def build_under_seed(cls, init_inputs, init_seed, device_type):
+    """cls(*init_inputs) with the generators seeded by `init_seed`, its tensors made on `device_type`."""
+    torch.manual_seed(init_seed)  # Every device's generator.
+    with torch.device(device_type):
+        return call_stage("init", lambda: cls(*init_inputs))
 
 
 def build_model(task_path, device, init_seed, tf32="off"):
     set_tf32(tf32)
     module, _, get_inputs, _ = load_task(task_path)
-    model, init_inputs = reference_model(module, device, init_seed, tf32)
+    model, init_inputs, _ = reference_model(module, device, init_seed, tf32)
     return model, get_inputs, init_inputs
 
 

@@ -386,6 +386,9 @@ class TrialData:
         # Whether it takes the timed sets' rechecked outputs too (docs/protocol.md, "rechecks"); if not, none are.
         self.rechecks = bool(hello.get("rechecks", False))
         self.offers_weights = bool(hello.get("weights", False))  # The reference's weights, once (send_weights).
+        # Where the reference's __init__ ran ("cuda", "cpu"; None: no reference): ModelNew's runs there too, so that
+        # one that computes on its own weights makes them as the reference did.
+        self.init_on = hello.get("init_on")
         self.buffers = {}
 
     def weights(self, device):

@@ -372,3 +372,61 @@ def test_tensors_kept_outside_the_state_are_found_wherever_they_are():
 def test_tuples_of_the_init_inputs_reach_model_new_as_tuples():
     value = [3, (5, 7), [1, (2,)], "same", None]
     assert tensor_io.from_json_value(json.loads(json.dumps(tensor_io.to_json_value(value)))) == value
+
+
+def test_the_reference_is_built_on_its_device_or_on_the_cpu_where_its_init_fails_there():
+    """reference_model runs Model's __init__ on the device itself (seconds of random initialization on the CPU for a
+    level-3 model) and says where; an __init__ that cannot run there (it reads a value) runs on the CPU. The meta
+    device stands in for CUDA: one that holds no values."""
+    from anvil_py import model_init
+    from anvil_py.task_worker import reference_model
+
+    class Task:
+        @staticmethod
+        def get_init_inputs():
+            return [4]
+
+    class Plain(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = torch.nn.Linear(n, n)
+
+    class ReadsAValue(Plain):
+        def __init__(self, n):
+            super().__init__(n)
+            self.scale = float(self.fc.weight.detach().abs().max())  # A value: not on the meta device.
+
+    for cls, want in ((Plain, "meta"), (ReadsAValue, "cpu")):
+        Task.Model = cls
+        model, init_inputs, init_on = reference_model(Task, "meta", 42)
+        assert (init_on, init_inputs, model.fc.weight.device.type) == (want, [4], "meta"), cls.__name__
+    Task.Model = ReadsAValue
+    model, _, init_on = reference_model(Task, "cpu", 42)
+    torch.manual_seed(42)
+    assert init_on == "cpu" and torch.equal(model.fc.weight, Plain(4).fc.weight)
+
+    # ModelNew's __init__ runs where the server says the reference's ran (the hello's init_on): one computing on its
+    # own weights gets them from that device's generator; an __init__ that fails there is the candidate's init error.
+    spec = {"init_inputs": [4], "init_seed": 42}
+
+    class Module:
+        pass
+
+    class Folded(Plain):
+        def __init__(self, n):
+            super().__init__(n)
+            with torch.no_grad():
+                self.fc.weight.mul_(2.0)
+
+    module = Module()
+    module.ModelNew = Folded
+    torch.manual_seed(42)
+    want = 2.0 * Plain(4).fc.weight
+    served = ({"fc.weight": torch.zeros(4, 4), "fc.bias": torch.zeros(4)}, ["fc.weight", "fc.bias"])
+    assert torch.equal(model_init.build_model_new(module, spec, torch.device("cpu"), served, "cpu").fc.weight, want)
+    module.ModelNew = ReadsAValue
+    try:
+        model_init.build_model_new(module, spec, torch.device("cpu"), None, "meta")
+        raise AssertionError("an __init__ that fails where the reference's ran must fail")
+    except model_init.TaskError as e:
+        assert e.stage == "init", e
