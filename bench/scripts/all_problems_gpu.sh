@@ -35,3 +35,16 @@ fi
 for part in own reference; do
   [ -f "$OUT/all_$part.jsonl" ] && echo "$part: $(wc -l < "$OUT/all_$part.jsonl") verdicts so far"
 done
+# Where the preparations' time went (spec.json's prepare_ms, docs/spec.md), one line per prepared task.
+python3 - "${ANVIL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anvil}" > "$OUT/prepare_phases.jsonl" <<'PY'
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "**", "spec.json"), recursive=True)):
+    try:
+        spec = json.load(open(path))
+    except (OSError, ValueError):
+        continue
+    if "prepare_ms" in spec:
+        print(json.dumps({"task": spec["task"]["path"], "work_ms": spec.get("work_ms"),
+                          "trial_bytes": spec.get("trial_bytes"), "prepare_ms": spec["prepare_ms"]}))
+PY
+echo "prepare phases: $(wc -l < "$OUT/prepare_phases.jsonl") specs"

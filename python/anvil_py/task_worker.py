@@ -162,10 +162,41 @@ def timing_set_count(wanted, set_bytes, budget):
     return max(1, min(count, 4 * budget // set_bytes))
 
 
+def _seconds_since_start():
+    """Wall seconds since this process started (the interpreter, torch's import): /proc's clock ticks."""
+    try:
+        with open("/proc/self/stat") as f:
+            started = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as f:
+            return max(0.0, float(f.read().split()[0]) - started)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class _Phases:
+    """Wall milliseconds of prepare's phases, for spec.json's "prepare_ms" (where a slow preparation's time went)."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.ms = {"start": round(_seconds_since_start() * 1e3, 1)}
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+            self.ms[name] = round(self.ms.get(name, 0.0) + (time.perf_counter() - t0) * 1e3, 1)
+
+
 def prepare(args):
     device = torch.device(args.device)
+    phases = _Phases(device)
     seeds = [int(s) for s in args.seeds.split(",") if s]
-    model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed, args.tf32)
+    with phases.phase("build"):
+        model, get_inputs, init_inputs = build_model(args.task, device, args.init_seed, args.tf32)
     os.makedirs(args.out, exist_ok=True)
 
     # No weight is written (GBs for level 3): the task server builds the reference as here, its __init__ under the
@@ -180,10 +211,10 @@ def prepare(args):
     work = WorkClock(device)  # The device's work for the reference, in spec.json's "work_ms".
     with torch.no_grad():
         for k, seed in enumerate(seeds):
-            with work.piece():
+            with work.piece(), phases.phase("inputs"):
                 inputs = make_inputs(get_inputs, seed, device)
             trace = _OpTrace() if k == 0 else None
-            with work.piece():
+            with work.piece(), phases.phase("forward"):
                 if trace:
                     with trace:
                         result = call_stage("forward", model, *inputs)
@@ -191,11 +222,12 @@ def prepare(args):
                     result = call_stage("forward", model, *inputs)
             outputs = output_tensors(result)
             if guard is not None:
-                if k == 0:
-                    guards = trivial_guard.guards_for(outputs, guard["tolerance"], guard["nan_equal"])
-                    trial0_inputs = inputs
-                for g in guards:
-                    g.observe_trial(outputs[g.index], inputs)
+                with phases.phase("guard"):
+                    if k == 0:
+                        guards = trivial_guard.guards_for(outputs, guard["tolerance"], guard["nan_equal"])
+                        trial0_inputs = inputs
+                    for g in guards:
+                        g.observe_trial(outputs[g.index], inputs)
             if k == 0:
                 spec = _spec(args, model, init_inputs, inputs, outputs, trace.ops)
                 trial_bytes = sum(t.numel() * t.element_size() for t in list(inputs) + outputs
@@ -217,15 +249,16 @@ def prepare(args):
         recipes = []  # The held-out sets' recipes, in spec["held_out"]'s order.
         if spec is not None and not streamed and args.held_out:
             seed = int(args.held_out_seeds.split(",")[0]) if args.held_out_seeds else 0
-            spec["held_out"], skipped = _held_out(args, model, get_inputs, init_inputs, json.loads(args.held_out),
-                                                  seed, device, work, recipes)
+            with phases.phase("held_out"):
+                spec["held_out"], skipped = _held_out(args, model, get_inputs, init_inputs,
+                                                      json.loads(args.held_out), seed, device, work, recipes)
             if skipped:
                 spec["held_out_skipped"] = skipped
         if spec is not None and guard is not None:
             if streamed:
                 spec["trivial_guard"] = {"skipped": "a streamed task (trials made when needed)"}
             else:
-                with work.piece():
+                with work.piece(), phases.phase("guard"):
                     _guard(args, spec, guards, model, get_inputs, trial0_inputs, seeds[0], device, recipes)
         if recipes:
             # Kept for the task server, which makes each set and the reference's outputs for it (no tensor written).
@@ -233,6 +266,7 @@ def prepare(args):
                 json.dump(recipes, f)
     if spec is not None:
         spec["work_ms"] = work.ms()
+        spec["prepare_ms"] = phases.ms
     with open(os.path.join(args.out, "spec.json"), "w") as f:
         json.dump(spec, f, indent=1)
 
