@@ -666,6 +666,22 @@ def test_weights_travel_packed_in_one_buffer_and_come_back_by_name():
     theirs.close()
 
 
+def test_weights_of_a_model_with_thousands_of_tensors_travel_too():
+    """The layout of level 3's DenseNet201 (619 tensors, 76 KB of JSON) was over the channel's 64 KiB message: the
+    server failed sending the weights of ResNet101 and DenseNet201 on the H100. The layout travels in a sealed memfd
+    of its own beside the buffer, whatever its size."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    weights = [(f"features.denseblock{i // 100}.denselayer{i % 100}.conv{i}.weight", torch.full((2, 3), float(i)),
+                i % 7 != 0) for i in range(5000)]
+    trial_channel.send_weights(ours, weights)
+    got, state = trial_channel.receive_weights(theirs)
+    assert list(got) == [n for n, _, _ in weights]
+    assert state == [n for n, _, in_state in weights if in_state]
+    assert all(torch.equal(got[n], t) for n, t, _ in weights)
+    ours.close()
+    theirs.close()
+
+
 def test_weights_are_written_straight_into_the_buffer_sent():
     """send_weights keeps one copy of the weights beside the model's own: the sent buffer, written in place (a
     packed copy made first and exported after doubled it: GBs for level 3's models)."""
