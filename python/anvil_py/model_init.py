@@ -115,12 +115,18 @@ def _from_state(cls, init_inputs, init_seed, device, reference):
         model.load_state_dict(reference, strict=True, assign=True)
         return model
     model = model.to_empty(device=device)
-    model.load_state_dict(reference, strict=True)
-    if torch.device(device).type == "cuda":
-        # The copies run on the stream after this returns, and the served weights' mapping goes as soon as the
-        # caller drops them: unmapped under a copy still reading it, the next kernel fails (an illegal address).
-        torch.cuda.synchronize(device)
+    _load_served(model, reference, strict=True)
     return model
+
+
+def _load_served(model, state, strict):
+    """model.load_state_dict(state) from the served weights, the copies finished: on CUDA they run on the stream
+    after load_state_dict returns, and the served weights' mapping goes as soon as the caller drops them; unmapped
+    under a copy still reading it, the next kernel fails (an illegal address)."""
+    model.load_state_dict(state, strict=strict)
+    devices = {t.device for t in state.values() if t.is_cuda}
+    for d in devices:
+        torch.cuda.synchronize(d)
 
 
 def _served_state(served):
@@ -162,7 +168,7 @@ def build_model_new(module, spec, device, served=None, init_on=None):
         own = model.state_dict()
         shared = {k: v for k, v in reference.items() if k in own and own[k].shape == v.shape}
         if shared:
-            model.load_state_dict(shared, strict=False)
+            _load_served(model, shared, strict=False)
     return call_stage("init", lambda: model.to(device))
 
 
