@@ -399,10 +399,20 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   // Gates 1 and 2: run the trials in a child, compare in this process (and
   // gate 4's timed calls in the same child), once the task is prepared.
   compile_slot.reset();
+  const auto waiting = std::chrono::steady_clock::now();
   const Result<PreparedTask>& ready = [&]() -> const Result<PreparedTask>& {
     StageClock clock(v, "prepare");  // What this evaluation waited for it, beyond its own build.
     return preparing.get();
   }();
+  if (ready.ok()) {
+    // The part of that wait in which the preparation itself waited for its
+    // turn on the device is a queue: device_wait_seconds, not the stage's.
+    const auto from = std::max(waiting, ready.value().turn_asked);
+    const auto until = std::min(std::chrono::steady_clock::now(), ready.value().turn_given);
+    const double queued = std::max(0.0, std::chrono::duration<double>(until - from).count());
+    v.stage_seconds["prepare"] = std::max(0.0, v.stage_seconds["prepare"] - queued);
+    v.device_wait_seconds += queued;
+  }
   if (!ready.ok()) {
     v.error = ready.message();
     v.status = VerdictStatus::kInfraError;

@@ -80,10 +80,17 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.guard = GuardTolerances(options_.policy, task);
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
+    const auto asked = std::chrono::steady_clock::now();
     std::optional<SlotHold> alone;  // Taken before the device: a preparation waiting here holds nothing.
     if (PrepareAlone(backend_)) alone.emplace(device_.preparations());
     SharedDeviceHold hold(device_);
-    return PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+    const auto given = std::chrono::steady_clock::now();
+    auto prepared = PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+    if (prepared.ok()) {
+      prepared.value().turn_asked = asked;
+      prepared.value().turn_given = given;
+    }
+    return prepared;
   };
   auto f = std::async(std::launch::async, std::move(prepare)).share();
   preparing_[task.sha256] = f;

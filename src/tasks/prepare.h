@@ -87,6 +87,10 @@ struct PreparedTask {
   std::string degenerate;
   // A shared lock on `dir`, released with the last copy of this object.
   std::shared_ptr<const FileLock> in_use;
+  // Set by the evaluator: when the preparation began to wait for its turn on
+  // the device (one preparation at a time, none under a timed call) and when
+  // it got it. In a batch the wait is a queue, not this task's preparation.
+  std::chrono::steady_clock::time_point turn_asked, turn_given;
 };
 
 // The lock file preparers of the prepared folder `dir` hold (beside it).

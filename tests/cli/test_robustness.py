@@ -253,6 +253,29 @@ def test_compiles_run_ahead_while_one_run_slot_holds_the_device(tmp_path):
     assert all(v["gates"]["compile"]["ran"] for v in verdicts)
 
 
+def test_a_preparation_waiting_its_turn_is_a_queue_not_the_verdicts_prepare(tmp_path):
+    # Preparations take turns on the device (ANVIL_PREPARE_ALONE; on a GPU by default). On the H100 a batch's
+    # verdicts showed 35-42 s of `prepare` for tasks whose preparation took under 2 s: the wait for the turn. Two
+    # fresh tasks whose Model takes 3 s to build, side by side: the second's wait for the first is
+    # device_wait_seconds, and no verdict counts it twice.
+    token = os.urandom(8).hex()  # Fresh tasks: not prepared by an earlier run in the shared cache.
+    slow = (EXAMPLES / "tasks" / "relu.py").read_text().replace(
+        "        super().__init__()\n", "        super().__init__()\n        import time\n        time.sleep(3)\n", 1)
+    jobs = tmp_path / "jobs.jsonl"
+    with open(jobs, "w") as f:
+        for name in ("a", "b"):
+            task = tmp_path / f"slow_{name}.py"
+            task.write_text(f"# {token} {name}\n{slow}")
+            f.write(json.dumps({"task": str(task), "candidate": str(CANDS / "pass_native.cpp")}) + "\n")
+    verdicts, proc = eval_json("--list", str(jobs), "--jobs", "2", "--no-perf", env={"ANVIL_PREPARE_ALONE": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [v["status"] for v in verdicts] == ["pass", "pass"], [v["feedback"] for v in verdicts]
+    assert max(v["device_wait_seconds"] for v in verdicts) >= 2.9, verdicts
+    for v in verdicts:
+        counted = sum(v["stage_seconds"].values()) + v["device_wait_seconds"] + v["compile_wait_seconds"]
+        assert counted <= v["seconds"] + 0.5, (v["seconds"], v["stage_seconds"], v["device_wait_seconds"])
+
+
 def _children(pid):
     """Children of every thread of `pid` (/proc lists them per thread that forked)."""
     found = []
