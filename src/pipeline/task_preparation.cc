@@ -80,11 +80,16 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
     po.guard = GuardTolerances(options_.policy, task);
     Task with_sets = task;
     if (options_.held_out_auto && with_sets.held_out_json.empty()) with_sets.held_out_json = "\"auto\"";
-    const auto asked = std::chrono::steady_clock::now();
+    // The device's turn, taken once the cache has no folder for the task.
     std::optional<SlotHold> alone;  // Taken before the device: a preparation waiting here holds nothing.
-    if (PrepareAlone(backend_)) alone.emplace(device_.preparations());
-    SharedDeviceHold hold(device_);
-    const auto given = std::chrono::steady_clock::now();
+    std::optional<SharedDeviceHold> hold;
+    auto asked = std::chrono::steady_clock::now(), given = asked;
+    po.before_device = [&] {
+      asked = std::chrono::steady_clock::now();
+      if (PrepareAlone(backend_)) alone.emplace(device_.preparations());
+      hold.emplace(device_);
+      given = std::chrono::steady_clock::now();
+    };
     auto prepared = PrepareTask(with_sets, backend_, torch.value().torch_version, po);
     if (prepared.ok()) {
       prepared.value().turn_asked = asked;

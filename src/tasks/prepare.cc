@@ -193,6 +193,7 @@ Result<PreparedTask> PrepareTask(const Task& task, const Backend& backend, const
     return ReadSeeds(prepared);
   }
 
+  if (options.before_device) options.before_device();
   auto tmp = MakeTempDir("anvil-prepare-");
   if (!tmp.ok()) return Status::MachineError(tmp.message());
   fs::path work = tmp.value() / "prepared";

@@ -54,6 +54,10 @@ struct PrepareOptions {
   // The trivial-output guard's tolerances (python/anvil_py/trivial_guard.py):
   // JSON {"tolerance": {dtype: [atol, rtol]}, "nan_equal": bool}; "" for none.
   std::string guard;
+  // Called once before the task worker starts (never for a folder found in
+  // the cache, which needs no device): where preparations take turns on the
+  // device, it waits for this one's.
+  std::function<void()> before_device;
 };
 
 struct PreparedTask {

@@ -73,5 +73,39 @@ TEST_F(BaselineTest, TheWorkerIsSetUpBeforeItAsksToTimeAndTimesOnlyAfterward) {
   EXPECT_TRUE(events.empty());
 }
 
+class PrepareTaskTest : public TempDirTest {};
+
+// A preparation takes the device's turn (before_device) only when it runs
+// the task worker: a folder found in the cache needs no device, so its
+// verdict does not queue behind other tasks' preparations.
+TEST_F(PrepareTaskTest, TakesTheDevicesTurnOnlyWhenItPrepares) {
+  const auto file = Write("tiny_relu.py",
+                          "import torch\n"
+                          "class Model(torch.nn.Module):\n"
+                          "    def forward(self, x):\n"
+                          "        return torch.relu(x)\n"
+                          "def get_inputs():\n"
+                          "    return [torch.randn(64)]\n"
+                          "def get_init_inputs():\n"
+                          "    return []\n");
+  auto task = LoadTask(file);
+  ASSERT_TRUE(task.ok()) << task.message();
+  auto backend = Backend::FromName("cpu");
+  ASSERT_TRUE(backend.ok());
+  int turns = 0;
+  PrepareOptions po;
+  po.cache_dir = dir_ / "cache";
+  po.trials = 1;
+  po.before_device = [&] { ++turns; };
+  auto made = PrepareTask(task.value(), backend.value(), "test", po);
+  ASSERT_TRUE(made.ok()) << made.message();
+  EXPECT_FALSE(made.value().cached);
+  EXPECT_EQ(turns, 1);
+  auto found = PrepareTask(task.value(), backend.value(), "test", po);
+  ASSERT_TRUE(found.ok()) << found.message();
+  EXPECT_TRUE(found.value().cached);
+  EXPECT_EQ(turns, 1);
+}
+
 }  // namespace
 }  // namespace anvil
