@@ -15,13 +15,11 @@
 namespace anvil {
 namespace {
 
-class BaselineTest : public TempDirTest {};
-
-// A baseline is set up, then waits for its word to time: the hooks run in
-// that order, the second on another thread while the worker waits, and a
-// cached baseline needs neither.
-TEST_F(BaselineTest, TheWorkerIsSetUpBeforeItAsksToTimeAndTimesOnlyAfterward) {
-  const auto file = Write("tiny_relu.py",
+// Fixtures with a tiny ReLU task written into their folder.
+class TinyTaskTest : public TempDirTest {
+ protected:
+  Result<Task> TinyRelu() {
+    return LoadTask(Write("tiny_relu.py",
                           "import torch\n"
                           "class Model(torch.nn.Module):\n"
                           "    def forward(self, x):\n"
@@ -29,8 +27,17 @@ TEST_F(BaselineTest, TheWorkerIsSetUpBeforeItAsksToTimeAndTimesOnlyAfterward) {
                           "def get_inputs():\n"
                           "    return [torch.randn(64)]\n"
                           "def get_init_inputs():\n"
-                          "    return []\n");
-  auto task = LoadTask(file);
+                          "    return []\n"));
+  }
+};
+
+class BaselineTest : public TinyTaskTest {};
+
+// A baseline is set up, then waits for its word to time: the hooks run in
+// that order, the second on another thread while the worker waits, and a
+// cached baseline needs neither.
+TEST_F(BaselineTest, TheWorkerIsSetUpBeforeItAsksToTimeAndTimesOnlyAfterward) {
+  auto task = TinyRelu();
   ASSERT_TRUE(task.ok()) << task.message();
   auto backend = Backend::FromName("cpu");
   ASSERT_TRUE(backend.ok());
@@ -73,22 +80,13 @@ TEST_F(BaselineTest, TheWorkerIsSetUpBeforeItAsksToTimeAndTimesOnlyAfterward) {
   EXPECT_TRUE(events.empty());
 }
 
-class PrepareTaskTest : public TempDirTest {};
+class PrepareTaskTest : public TinyTaskTest {};
 
 // A preparation takes the device's turn (before_device) only when it runs
 // the task worker: a folder found in the cache needs no device, so its
 // verdict does not queue behind other tasks' preparations.
 TEST_F(PrepareTaskTest, TakesTheDevicesTurnOnlyWhenItPrepares) {
-  const auto file = Write("tiny_relu.py",
-                          "import torch\n"
-                          "class Model(torch.nn.Module):\n"
-                          "    def forward(self, x):\n"
-                          "        return torch.relu(x)\n"
-                          "def get_inputs():\n"
-                          "    return [torch.randn(64)]\n"
-                          "def get_init_inputs():\n"
-                          "    return []\n");
-  auto task = LoadTask(file);
+  auto task = TinyRelu();
   ASSERT_TRUE(task.ok()) << task.message();
   auto backend = Backend::FromName("cpu");
   ASSERT_TRUE(backend.ok());
