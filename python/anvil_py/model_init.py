@@ -12,7 +12,6 @@ server sends (docs/protocol.md, "Weights"): prepare writes no weight, and the tr
 its __init__ under the init seed.
 """
 
-import functools
 import gc
 
 import torch
@@ -63,14 +62,35 @@ def _construct(cls, init_inputs, init_seed, device_context, record):
             created.add(p.untyped_storage().data_ptr())
         return p
 
-    torch.manual_seed(init_seed)
     torch.nn.Parameter.__new__ = watched
     try:
-        with torch.device(device_context), record:
-            model = cls(*init_inputs)
+        with record:
+            model = build_under_seed(cls, init_inputs, init_seed, device_context)
     finally:
         torch.nn.Parameter.__new__ = original
     return model, created
+
+
+def build_under_seed(cls, init_inputs, init_seed, device_type):
+    """cls(*init_inputs) with every device's generator seeded by `init_seed`, its tensors made on `device_type`.
+    TaskError stage "init" when it raises."""
+    torch.manual_seed(init_seed)
+    with torch.device(device_type):
+        return call_stage("init", lambda: cls(*init_inputs))
+
+
+def on_device_or_cpu(build, device_type, init_on=None):
+    """(build(place), place): `place` is `init_on` where given (where the reference's __init__ ran), else
+    `device_type`, or the CPU where build raises TaskError there (an __init__ that reads values). A level-3 model's
+    random initialization takes seconds on the CPU (8 GB of 2_ShallowWideMLP: 16 s on a GPU host), ms on the device;
+    the values differ from the CPU's, the same for every process that builds under the seed on that device."""
+    place = init_on or device_type
+    try:
+        return build(place), place
+    except TaskError:
+        if init_on or place == "cpu":
+            raise
+        return build("cpu"), "cpu"
 
 
 def holds_loose_tensors(model):
@@ -150,15 +170,11 @@ def build_model_new(module, spec, device, served=None, init_on=None):
         model = call_stage("init", lambda: _from_state(module.ModelNew, init_inputs, seed, device, reference))
         if model is not None:
             return model
-    places = [init_on] if init_on else list(dict.fromkeys([torch.device(device).type, "cpu"]))
-    for i, place in enumerate(places):
+    def construct(place):
         record = _InitRecorder()
-        try:
-            model, created = call_stage("init", lambda: _construct(module.ModelNew, init_inputs, seed, place, record))
-            break
-        except TaskError:
-            if i + 1 == len(places):
-                raise
+        return _construct(module.ModelNew, init_inputs, seed, place, record), record
+
+    ((model, created), record), _ = on_device_or_cpu(construct, torch.device(device).type, init_on)
     if not isinstance(model, torch.nn.Module):
         return call_stage("init", lambda: model.to(device)) if hasattr(model, "to") else model
     # Its __init__ computed on a parameter it made (read it with an op that is no initializer): its values are its
@@ -181,10 +197,8 @@ def construct_for_extraction(module, spec, recorded):
     before = len(recorded)
     for device in ("meta", "cpu"):
         del recorded[before:]  # What a failed attempt recorded is recorded again.
-        torch.manual_seed(spec.get("init_seed", 42))
         try:
-            with torch.device(device):
-                return call_stage("init", functools.partial(module.ModelNew, *_init_inputs(spec)))
+            return build_under_seed(module.ModelNew, _init_inputs(spec), spec.get("init_seed", 42), device)
         except TaskError:
             continue
     return None

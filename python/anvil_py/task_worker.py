@@ -18,6 +18,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from anvil_py import tensor_io, trivial_guard
 from anvil_py.device_work import WorkClock
+from anvil_py.model_init import build_under_seed, on_device_or_cpu
 from anvil_py.task_loader import TaskError, call_stage, load_task
 from anvil_py.timing import Timer
 
@@ -71,29 +72,14 @@ def init_inputs_under(get_init_inputs, init_seed):
 
 def reference_model(module, device, init_seed, tf32="off"):
     """(the task module's Model on `device`, its init inputs, where its __init__ ran): get_init_inputs() and Model's
-    __init__ under the init seed, on `device` itself, or on the CPU where __init__ fails there, then moved to
-    `device`. KernelBench builds on the CPU; a level-3 model's random initialization takes seconds there (8 GB of
-    2_ShallowWideMLP: 16 s on a GPU host), ms on the device. The values differ from the CPU's, the same for every
-    process that builds under the seed on the same device (the candidate's ModelNew: model_init, `init_on`)."""
+    __init__ under the init seed, on `device` itself or on the CPU where it fails there (model_init.on_device_or_cpu;
+    KernelBench builds on the CPU), then moved to `device`."""
     set_tf32(tf32)
     init_inputs = init_inputs_under(module.get_init_inputs, init_seed)
-    init_on = torch.device(device).type
-    try:
-        model = build_under_seed(module.Model, init_inputs, init_seed, init_on)
-    except TaskError:
-        if init_on == "cpu":
-            raise
-        init_on = "cpu"
-        model = build_under_seed(module.Model, init_inputs, init_seed, init_on)
+    model, init_on = on_device_or_cpu(lambda place: build_under_seed(module.Model, init_inputs, init_seed, place),
+                                      torch.device(device).type)
     model = call_stage("init", lambda: model.to(device))
     return model, list(init_inputs), init_on
-
-
-def build_under_seed(cls, init_inputs, init_seed, device_type):
-    """cls(*init_inputs) with the generators seeded by `init_seed`, its tensors made on `device_type`."""
-    torch.manual_seed(init_seed)  # Every device's generator.
-    with torch.device(device_type):
-        return call_stage("init", lambda: cls(*init_inputs))
 
 
 def build_model(task_path, device, init_seed, tf32="off"):
