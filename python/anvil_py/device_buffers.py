@@ -114,6 +114,21 @@ class _Driver:
 
 _driver = None
 _driver_lock = threading.Lock()
+# Bytes of the allocations this process made (new_buffer) and still maps: what it exported holds at least this much
+# of the device (an importer's mapping keeps an allocation alive after this side lets go).
+_exported = 0
+_exported_lock = threading.Lock()
+
+
+def exported_bytes():
+    """Bytes of the buffers this process made and still maps (new_buffer's, not imported ones)."""
+    return _exported
+
+
+def _count_exported(size):
+    global _exported
+    with _exported_lock:
+        _exported += size
 
 
 def _get_driver():
@@ -128,11 +143,15 @@ class _Mapping:
     """One allocation mapped here: the handle, the address range, and their release when it is dropped (by the
     last tensor that views it). Presents the range to torch as a CUDA array of bytes."""
 
-    def __init__(self, driver, device, handle, size):
-        """Maps `handle` (released here if that fails)."""
+    def __init__(self, driver, device, handle, size, made=False):
+        """Maps `handle` (released here if that fails); `made`: this process created the allocation (counted in
+        exported_bytes() until released)."""
         self.driver, self.device, self.handle, self.size = driver, device, handle, size
         self.ptr = 0
         self.mapped = False
+        self.made = made
+        if made:
+            _count_exported(size)
         try:
             ptr = ctypes.c_ulonglong()
             driver.check("cuMemAddressReserve", ctypes.byref(ptr), size, 0, 0, 0)
@@ -152,6 +171,9 @@ class _Mapping:
         return {"shape": (self.size,), "typestr": "|u1", "data": (self.ptr, False), "version": 2}
 
     def release(self):
+        if self.made:
+            self.made = False
+            _count_exported(-self.size)
         d = self.driver
         try:
             d.current(self.device)
@@ -204,7 +226,7 @@ def new_buffer(device, dtype, shape):
     d, size = _prepared(device, dtype, shape)
     handle = ctypes.c_ulonglong()
     d.check("cuMemCreate", ctypes.byref(handle), size, ctypes.byref(d.prop(device)), 0)
-    mapping = _Mapping(d, device, handle.value, size)
+    mapping = _Mapping(d, device, handle.value, size, made=True)
     fd = ctypes.c_int(-1)
     try:
         d.check("cuMemExportToShareableHandle", ctypes.byref(fd), handle.value, _HANDLE_POSIX_FD, 0)

@@ -23,7 +23,7 @@ import traceback
 
 import torch
 
-from anvil_py import tensor_io, trial_channel
+from anvil_py import device_buffers, tensor_io, trial_channel
 from anvil_py.task_loader import TaskError, call_stage, load_module
 from anvil_py.compare_torch import compare_tensors
 from anvil_py.compare_torch import json_number
@@ -159,14 +159,35 @@ class Tasks:
     def _free(self):
         return torch.cuda.mem_get_info(self.device)[0]
 
+    def in_use_bytes(self):
+        """What the server holds on its device beyond its kept tasks: the sessions' and baselines' tensors (trials
+        made on request, private copies, compiled code's workspaces) and the buffers it exported. 0 on the CPU,
+        where the budget is the kept tasks'."""
+        if self.device.type != "cuda":
+            return 0
+        live = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
+        return max(0, live) + device_buffers.exported_bytes()
+
+    def held_bytes(self):
+        """All the server holds on its device: its kept tasks and what is in use (torch's cached free blocks are
+        given back after every session)."""
+        return self.kept_bytes() + self.in_use_bytes()
+
     def _room_for_session(self, entry):
-        """On a GPU, makes room for a session of `entry` (SESSION_ROOM × one trial's bytes and the margin free):
-        unused tasks go first, least recently used first; then, used by this session alone, `entry`'s own kept
-        trials (made on each request from then on). What a session needs beyond that is the candidate's."""
+        """On a GPU, makes room for a session of `entry`: SESSION_ROOM × one trial's bytes and the margin, free on
+        the device and within the budget beside what the server holds. Unused tasks go first, least recently used
+        first; then, used by this session alone, `entry`'s own kept trials (made on each request from then on). What
+        a session needs beyond that is the candidate's."""
         if self.device.type != "cuda":
             return
         need = SESSION_ROOM * entry.trial_bytes + SESSION_MARGIN
-        if self._free() >= need:
+
+        def fits():
+            with self.lock:
+                held = self.held_bytes()
+            return self._free() >= need and held + need <= self.budget
+
+        if fits():
             return
         with self.lock:
             unused = [key for key, other in self.entries.items() if other is not entry and other.users == 0]
@@ -174,7 +195,7 @@ class Tasks:
                 self._forget(key)
                 self.counts["evictions"] += 1
         self.give_back_memory()
-        if self._free() >= need:
+        if fits():
             return
         with self.lock:
             if entry.users != 1 or entry.trials is None:
@@ -215,16 +236,23 @@ class Tasks:
             entry.ready.set()
 
     def _make_room(self, entry):
-        """Evicts unused tasks, least recently used first, until `entry` fits (under self.lock). False: it does
-        not fit even alone (or beside the tasks in use): its trials are made on each request."""
+        """Evicts unused tasks, least recently used first, until `entry` fits the budget beside the other kept tasks
+        and what the server has in use (sessions, baselines: a task loaded while a multi-GB session runs must not
+        take the memory that session and its candidate need) (under self.lock). False: it does not fit even alone
+        (or beside the tasks and sessions in use): its trials are made on each request."""
+        in_use = max(0, self.in_use_bytes() - entry.trial_bytes)  # Its first trial, made already, is its own.
+
+        def fits():
+            return self.kept_bytes() + entry.bytes + in_use <= self.budget
+
         for key in list(self.entries):
-            if self.kept_bytes() + entry.bytes <= self.budget:
+            if fits():
                 break
             other = self.entries[key]
             if other is not entry and other.users == 0 and other.trials is not None:
                 self._forget(key)
                 self.counts["evictions"] += 1
-        return self.kept_bytes() + entry.bytes <= self.budget
+        return fits()
 
     def _make(self, entry, k, reference=True, seeds=None):
         """(inputs, expected outputs or None) of trial k (of timing set k with the timing sets' `seeds`): the
@@ -312,7 +340,8 @@ class Tasks:
 
     def stats(self):
         with self.lock:
-            return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(), budget_bytes=self.budget)
+            return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(),
+                        in_use_bytes=self.in_use_bytes(), budget_bytes=self.budget)
 
 
 def _build_reference(module, entry, device):
@@ -545,6 +574,11 @@ class Server:
         _recheck(session)
         session.buffers.clear()  # Buffers of trials never done: released.
         session.calls.clear()
+        session.made.clear()
+        # What the session made and copied goes back to the device: torch's cache would keep it for this process
+        # alone, and the next candidate (or a preparation beside it) needs it.
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
         # The session's device work, read once it is over (reading it may wait for the device).
         self.reply(dict(session.report(), id=request.get("id"), work_ms=session.work.ms()))
 

@@ -719,3 +719,31 @@ def test_a_comparing_session_sends_the_references_weights_once(server, tmp_path)
     assert "asked for already" in message.get("error", ""), message
     report = server.close(sid)
     assert report["results"][0]["problem"] == "", report
+
+
+def test_a_task_loaded_while_sessions_hold_the_budget_is_made_on_request(monkeypatch):
+    # On a GPU the sessions' memory (trials made on request, exported buffers) counts against the budget beside the
+    # kept tasks (Tasks.in_use_bytes, 0 on the CPU): a task loaded while a multi-GB session runs must not take what
+    # that session and its candidate need. Here a session holding most of the budget is simulated.
+    from anvil_py.task_server import Tasks  # noqa: PLC0415
+
+    relu = fresh_inputs(TASKS / "relu.py", 1)[0]
+    one_task = relu.numel() * relu.element_size() * 2
+    tasks = Tasks(torch.device("cpu"), 2 * one_task)
+
+    def load(name):
+        task = str(TASKS / name)
+        entry = tasks.acquire({"task": task, "prepared": task, "seeds": ["1", "2"]})
+        tasks.release(entry)
+        return entry
+
+    assert load("relu.py").trials is not None and tasks.kept_bytes() == one_task
+    in_use = {"bytes": 2 * one_task}
+    monkeypatch.setattr(tasks, "in_use_bytes", lambda: in_use["bytes"])
+    softmax = load("softmax.py")
+    assert softmax.trials is None, "kept beside a session that holds the budget"
+    assert tasks.counts["evictions"] == 1 and tasks.kept_bytes() == 0, tasks.counts  # relu went first, in vain.
+    in_use["bytes"] = 0
+    assert load("relu.py").trials is not None and tasks.kept_bytes() == one_task
+    stats = tasks.stats()
+    assert stats["in_use_bytes"] == 0 and stats["kept_bytes"] <= stats["budget_bytes"], stats

@@ -124,3 +124,20 @@ def test_timed_inputs_preloaded_on_cuda_keep_the_verdicts(tmp_path):
     assert honest["gates"]["perf"]["timed_inputs"] == "preloaded", honest["gates"]["perf"]
     assert preloaded[wrong.name]["status"] == "wrong_answer"
     assert details(preloaded[wrong.name]) == OFF_BY_ONE
+
+
+def test_the_buffers_a_process_made_count_until_it_lets_go():
+    # The task server's budget counts what it exported (Tasks.in_use_bytes): the allocations it made and still maps.
+    import gc  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+
+    from anvil_py import device_buffers  # noqa: PLC0415
+
+    before = device_buffers.exported_bytes()
+    fd, t = device_buffers.new_buffer(0, torch.float32, [1 << 20])
+    os.close(fd)
+    assert device_buffers.exported_bytes() == before + device_buffers._get_driver().padded(0, 4 << 20)
+    del t
+    gc.collect()
+    assert device_buffers.exported_bytes() == before
