@@ -19,6 +19,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 
 import torch
@@ -105,7 +106,8 @@ class Tasks:
         self.dynamo = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anvil-dynamo")
         self.entries = collections.OrderedDict()
         self.names = itertools.count()
-        self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0}
+        self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0,
+                       "waits_for_room": 0}
 
     def kept_bytes(self):
         return sum(e.bytes for e in self.entries.values() if e.trials is not None)
@@ -206,6 +208,16 @@ class Tasks:
                     entry.sets = None  # Views of the trials' inputs.
                 entry.set_expected = {key: v for key, v in entry.set_expected.items() if key[0] != "trials"}
             self.counts["dropped_for_room"] += 1
+        self.give_back_memory()
+
+    def room_now(self, entry):
+        """The device refused the server memory while a session of `entry` runs: every task no session uses goes,
+        and what was dropped goes back to the device."""
+        with self.lock:
+            self.counts["waits_for_room"] += 1
+            for key in [key for key, other in self.entries.items() if other is not entry and other.users == 0]:
+                self._forget(key)
+                self.counts["evictions"] += 1
         self.give_back_memory()
 
     def _load(self, entry):
@@ -399,6 +411,7 @@ class _Session:
         # candidate hands over its next outputs (so after a whole call of its code) or when the session closes, then
         # released: (trial, [(name, buffer, points, values)]).
         self.recheck = None
+        self.room = None  # Gives back what the server holds that no session uses (_send, a buffer refused).
         self.lock = threading.Lock()
         self.thread = None
 
@@ -430,18 +443,38 @@ def _make_failed(session, what, e):
         session.error = session.error or f"{what}: {type(e).__name__}: {e}"
 
 
+# A buffer the device refused the server (cuMemCreate out of memory: the candidate, a preparation beside it and the
+# server share the device) is asked for again once the server has given back what no session uses, for at most this
+# many seconds in all while other processes let go, before it is the session's error (anvil's infra_error, a retry
+# on an idle device that costs minutes).
+ROOM_WAIT_SECONDS = 20.0
+
+
+def _out_of_device_memory(e):
+    return isinstance(e, device_buffers.DeviceBufferError) and "out of memory" in str(e)
+
+
 def _send(session, what, send, *args):
     """send(session.sock, *args)'s result, or _SENT_NOTHING when the candidate went away (EPIPE, ECONNRESET) or the
-    send failed (the session's error then, naming `what`)."""
-    try:
-        return send(session.sock, *args)
-    except OSError as e:
-        if e.errno not in (32, 104):
+    send failed (the session's error then, naming `what`). Nothing goes before every buffer is made, so a buffer
+    the device refused is asked for again after session.room() (ROOM_WAIT_SECONDS)."""
+    waited, pause = 0.0, 0.1
+    while True:
+        try:
+            return send(session.sock, *args)
+        except OSError as e:
+            if e.errno not in (32, 104):
+                _make_failed(session, f"sending {what}", e)
+            return _SENT_NOTHING
+        except BaseException as e:  # noqa: BLE001 - a message the channel cannot take, a buffer the device cannot give
+            if _out_of_device_memory(e) and session.room is not None and waited < ROOM_WAIT_SECONDS:
+                session.room()
+                time.sleep(pause)
+                waited += pause
+                pause = min(2 * pause, 2.0)
+                continue
             _make_failed(session, f"sending {what}", e)
-        return _SENT_NOTHING
-    except BaseException as e:  # noqa: BLE001 - a message the channel cannot take, a buffer the device cannot give
-        _make_failed(session, f"sending {what}", e)
-        return _SENT_NOTHING
+            return _SENT_NOTHING
 
 
 def _weights_of(model):
@@ -591,6 +624,7 @@ class Server:
         except BaseException as e:  # noqa: BLE001
             self.reply({"id": session.id, "error": f"{type(e).__name__}: {e}"})
             return
+        session.room = lambda: self.tasks.room_now(entry)
         try:
             self.reply({"id": session.id, "ok": True, "trials": len(entry.seeds)})
             self.answer(session, entry, len(entry.seeds))

@@ -747,3 +747,42 @@ def test_a_task_loaded_while_sessions_hold_the_budget_is_made_on_request(monkeyp
     assert load("relu.py").trials is not None and tasks.kept_bytes() == one_task
     stats = tasks.stats()
     assert stats["in_use_bytes"] == 0 and stats["kept_bytes"] <= stats["budget_bytes"], stats
+
+
+def test_a_buffer_the_device_refused_is_asked_for_again_after_the_server_makes_room(monkeypatch):
+    # On a GPU the candidate, a preparation beside it and the server share the device: a cuMemCreate refused for
+    # memory is tried again after the server gives back what no session uses, for a while, before it is anvil's
+    # infra_error (a retry on an idle device, minutes).
+    from anvil_py import device_buffers, task_server  # noqa: PLC0415
+
+    refused = device_buffers.DeviceBufferError("cuMemCreate failed: out of memory (2)")
+    attempts, rooms = [], []
+
+    def send(sock, value, refusals):
+        attempts.append(value)
+        if len(attempts) <= refusals:
+            raise refused
+        return "sent"
+
+    session = task_server._Session(1, None, {}, torch.device("cpu"))
+    session.room = lambda: rooms.append(len(attempts))
+    assert task_server._send(session, "trial 0", send, "x", 2) == "sent"
+    assert rooms == [1, 2] and session.error == ""
+
+    monkeypatch.setattr(task_server, "ROOM_WAIT_SECONDS", 0.3)
+    attempts.clear()
+    assert task_server._send(session, "trial 1", send, "x", 100) is task_server._SENT_NOTHING
+    assert 2 <= len(attempts) <= 5, attempts
+    assert session.error == "sending trial 1: DeviceBufferError: cuMemCreate failed: out of memory (2)"
+
+    other = task_server._Session(2, None, {}, torch.device("cpu"))
+    other.room = lambda: rooms.append("other")
+    attempts.clear()
+    rooms.clear()
+
+    def broken(sock):
+        attempts.append(1)
+        raise device_buffers.DeviceBufferError("cuMemCreate failed: invalid value (1)")
+
+    assert task_server._send(other, "trial 0", broken) is task_server._SENT_NOTHING
+    assert attempts == [1] and rooms == [] and "invalid value" in other.error
