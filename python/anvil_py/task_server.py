@@ -1031,7 +1031,8 @@ def main(argv=None):
         trial_channel.send(control, {"ready": False, "error": f"{type(e).__name__}: {e}".replace('"', "'")})
         return 1
     server = Server(control, device, budget)
-    trial_channel.send(control, {"ready": True, "pid": os.getpid(), "budget_bytes": budget})
+    trial_channel.send(control, {"ready": True, "pid": os.getpid(), "budget_bytes": budget,
+                                 "session_room": SESSION_ROOM, "session_margin": SESSION_MARGIN})
     server.serve()
     return 0
 

@@ -585,9 +585,24 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   // it while the child waits). Released when the process has ended. Taken
   // before the task server's session opens: the server's work for it (the
   // task's inputs and reference made on the device) never overlaps another
-  // candidate's timed calls or baselines.
-  std::optional<SharedDeviceHold> shared(std::in_place, device_);
-  v.device_wait_seconds += shared->waited();
+  // candidate's timed calls or baselines. A task whose session does not fit
+  // the server's budget (multi-GB trials) has the device alone throughout:
+  // beside another session or a preparation the device refused the server
+  // its buffers mid-run (bench/results/all_problems_h100_call4.md).
+  auto server = [&] {
+    StageClock clock(v, "make_trials");  // The server's start, for the first session.
+    return TaskServer::For(backend_, options_.trial_server_budget);
+  }();
+  std::optional<SharedDeviceHold> shared;
+  bool exclusive = false;
+  if (server.ok() && !server.value()->SessionFits(prepared.trial_bytes)) {
+    v.device_wait_seconds += device_.AcquireExclusive();
+    exclusive = true;
+    v.run.device_alone = true;
+  } else {
+    shared.emplace(device_);
+    v.device_wait_seconds += shared->waited();
+  }
   {
     StageClock clock(v, "make_trials");
     TrialCompare compare = ServerCompare(task, prepared);
@@ -605,7 +620,6 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
       sets.write =
           backend_.kind() == BackendKind::kCpu || cuda_written == nullptr || std::string_view(cuda_written) != "0";
     }
-    auto server = TaskServer::For(backend_, options_.trial_server_budget);
     auto opened = server.ok() ? server.value()->Open(task, prepared, &compare, &sets) : server.status();
     if (!opened.ok()) {
       infra(opened.message());
@@ -644,7 +658,6 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     compared = true;
   };
   double gate_seconds = 0;
-  bool exclusive = false;
   if (options_.perf) {
     // Gate 4 follows in the same process, but only for a candidate whose
     // every trial is written, right and free of torch compute: the trials
@@ -663,7 +676,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
                              (trials.aten_compute.empty() || options_.policy.Allows("run.aten_compute")) &&
                              trials.host_compute.empty();
       shared.reset();
-      if (time_them) {
+      if (time_them && !exclusive) {
         if (!prepared.streamed) release_run_slot();
         v.device_wait_seconds += device_.AcquireExclusive();
         exclusive = true;

@@ -56,6 +56,9 @@ Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, in
   std::shared_ptr<TaskServer> server(new TaskServer());
   server->sock_ = peer.sock;
   server->pid_ = peer.pid;
+  server->budget_bytes_ = j.value("budget_bytes", int64_t{0});
+  server->session_room_ = j.value("session_room", int64_t{0});
+  server->session_margin_ = j.value("session_margin", int64_t{0});
   server->alive_ = true;
   PlanDeviceProcess(peer.pid);  // Its device memory is the budget's, not another process's.
   server->reader_ = std::thread([s = server.get()] { s->ReadLoop(); });
@@ -86,6 +89,13 @@ TaskServer::~TaskServer() {
   }
   if (planned > 0) PlanDeviceProcess(planned, false);
   if (sock_ >= 0) close(sock_);
+}
+
+bool TaskServer::SessionFits(int64_t trial_bytes) const {
+  if (budget_bytes_ <= 0 || trial_bytes <= 0) return true;
+  // Divided, not multiplied: no overflow for any size.
+  const int64_t room = budget_bytes_ - session_margin_;
+  return room > 0 && (session_room_ <= 0 || trial_bytes <= room / session_room_);
 }
 
 bool TaskServer::alive() {

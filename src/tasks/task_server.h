@@ -148,6 +148,12 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   Result<std::string> Stats();
   pid_t pid() const { return pid_; }
   bool alive();
+  // Whether a session of a task whose trials take `trial_bytes` each (inputs
+  // and outputs) fits the server's budget: the server needs `session_room`
+  // trials' bytes and a margin for one (its hello says both, and the budget).
+  // One that does not is run with the device alone (Evaluator): beside another
+  // session or a preparation the device would refuse it memory mid-run.
+  bool SessionFits(int64_t trial_bytes) const;
 
  private:
   TaskServer() = default;
@@ -165,6 +171,9 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
 
   int sock_ = -1;
   pid_t pid_ = -1;
+  int64_t budget_bytes_ = 0;    // From its hello: 0 when it did not say.
+  int64_t session_room_ = 0;    // Trials' bytes a session needs, in trials.
+  int64_t session_margin_ = 0;  // And bytes beside them.
   std::thread reader_;
   std::mutex mu_;
   std::condition_variable cv_;

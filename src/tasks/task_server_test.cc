@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
@@ -53,6 +54,20 @@ TEST_F(TaskServerTest, PreparingKeepsTheTrialSeedsWhereNoCandidateReads) {
   for (const auto& path : CandidateReadablePrepared(prepared.dir)) {
     EXPECT_EQ(path.string().find("seeds"), std::string::npos) << path;
   }
+}
+
+TEST_F(TaskServerTest, ASessionFitsWhenItsTrialsAndMarginFitTheBudget) {
+  // The server says its rule in its hello: 4 trials' bytes and 1 GiB.
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  auto server = TaskServer::For(Backend::FromName("cpu").value(), 3 * kGiB);
+  ASSERT_TRUE(server.ok()) << server.message();
+  EXPECT_TRUE(server.value()->SessionFits(0));  // Not streamed: no size known.
+  EXPECT_TRUE(server.value()->SessionFits(kGiB / 2));
+  EXPECT_FALSE(server.value()->SessionFits(kGiB / 2 + 1));
+  EXPECT_FALSE(server.value()->SessionFits(std::numeric_limits<int64_t>::max()));
+  auto small = TaskServer::For(Backend::FromName("cpu").value(), kGiB / 2);  // Below the margin alone.
+  ASSERT_TRUE(small.ok()) << small.message();
+  EXPECT_FALSE(small.value()->SessionFits(1));
 }
 
 TEST_F(TaskServerTest, ServesASessionAndADeadServerIsAnvilsErrorThenStartsAgain) {

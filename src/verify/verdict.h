@@ -70,6 +70,9 @@ struct RunGate {
   // Where the trials' inputs came from: "files" (the prepared folder) or
   // "server" (a task server session: memfds, tasks/task_server.h).
   std::string trial_data;
+  // The run held the device alone from its first trial (a task whose task
+  // server session does not fit the server's budget: tasks/task_server.h).
+  bool device_alone = false;
 };
 
 struct OutputCheck {

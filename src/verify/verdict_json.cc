@@ -71,7 +71,8 @@ json RunJson(const RunGate& r) {
           {"forged", r.forged},
           {"after_return", r.after_return},
           {"phase_seconds", r.phase_seconds},
-          {"trial_data", r.trial_data}};
+          {"trial_data", r.trial_data},
+          {"device_alone", r.device_alone}};
 }
 
 json TrialJson(const TrialCheck& t) {

@@ -189,6 +189,7 @@ def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
                                    "wrong_answer_native.cpp": "wrong_answer"}
     for v in by_server:
         assert v["gates"]["run"]["trial_data"] == "server"
+        assert v["gates"]["run"]["device_alone"] is False  # A session of 16 KiB trials fits the default budget.
         if v["status"] == "pass":
             assert v["gates"]["correct"]["passed"] == 5
             assert v["gates"]["perf"]["candidate"]["median_ms"] > 0, v["gates"]["perf"]
@@ -198,6 +199,24 @@ def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
     # No trial reached a file: the runs' folders, kept, hold no tensor.
     kept = list(tmp_path.glob("anvil-eval-*"))
     assert len(kept) == 3 and not list(tmp_path.rglob("tensors.json")), list(tmp_path.rglob("*"))
+
+
+def test_a_task_whose_session_does_not_fit_the_servers_budget_runs_with_the_device_alone(tmp_path):
+    """A streamed task whose session needs more than the task server's budget (4 trials' bytes and 1 GiB: here a
+    budget of 1 MiB) runs each candidate with the device alone, its timed calls included, side by side with others
+    (--jobs 2): on a GPU the device refused the server its buffers beside another session or a preparation."""
+    names = ["pass_kb.py", "pass_native.cpp", "wrong_answer_native.cpp"]
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(f'{{"task": "{RELU}", "candidate": "{CANDIDATES / n}"}}\n' for n in names))
+    alone, p = eval_json("--list", str(jobs), "--jobs", "2", "--timeout", "20", "--max-trial-bytes", "1000",
+                         "--trial-server-budget", "1M", "--baselines", "none")
+    assert p.returncode in (0, 1), p.stderr
+    assert statuses(alone) == {"pass_kb.py": "pass", "pass_native.cpp": "pass",
+                               "wrong_answer_native.cpp": "wrong_answer"}
+    for v in alone:
+        assert v["gates"]["run"]["device_alone"] is True, v["gates"]["run"]
+        if v["status"] == "pass":
+            assert v["gates"]["perf"]["candidate"]["median_ms"] > 0, v["gates"]["perf"]
 
 
 # Catalog B3/D6, the known limit of the timing sets (docs/rules.md): at its first warmup call it runs Python through
