@@ -266,6 +266,7 @@ Result<JobQuota> RunQuota(const EvalFlags& f) {
     } else {
       const std::uint64_t share = JobCgroup::MemoryAvailable() / QuotaSlots(f);
       q.memory_bytes = asked ? std::min(*asked, share) : share;
+      q.memory_automatic = !asked;
     }
   }
   if (f.quota_cpu == "auto") {

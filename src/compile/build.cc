@@ -243,6 +243,18 @@ std::string RunJob(const Job& job, const ArtifactCache& cache, const BuildOption
     // The kernel's count, never the compiler's text (a candidate can make it print anything).
     result.over_quota = "the compiler " + OverMemoryQuota(options.quota);
     log += "[anvil] " + result.over_quota + "\n";
+    if (options.quota.memory_automatic && options.quota.memory_bytes < kAutomaticBuildMemoryFloor) {
+      // anvil's own share of a small machine, not a size the user chose: an
+      // honest build with torch's headers may need more (nvcc was killed at
+      // 2 GiB in a 10 GiB container over 5 jobs), so the kill is the
+      // machine's limit, whatever the source.
+      result.anvil_problem = result.over_quota +
+                             ", a share anvil set itself (the memory available to it over the "
+                             "jobs it may run at once) below the " +
+                             std::to_string(kAutomaticBuildMemoryFloor >> 30) +
+                             " GiB a build with torch's headers may need: the machine's limit, not the candidate's. "
+                             "Run fewer jobs at once (--jobs, --compile-jobs) or name a quota (--quota-memory 4G)";
+    }
   }
   if (failed) {
     result.log += log;

@@ -20,6 +20,12 @@
 
 namespace anvil {
 
+// Below this, a compiler killed over an automatic memory quota
+// (JobQuota::memory_automatic) is the machine's infra_error, not the
+// source's compile_error: anvil's share of a small machine, not the
+// candidate, was too small for an honest build with torch's headers.
+constexpr std::uint64_t kAutomaticBuildMemoryFloor = std::uint64_t{4} << 30;
+
 struct BuildOptions {
   std::chrono::seconds deadline{600};  // Per compiler invocation.
   DiagnosticOptions diagnostics;

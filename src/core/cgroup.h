@@ -36,6 +36,9 @@ struct JobQuota {
   // accounting, run/device_memory.h; not a control group): killed past it;
   // 0: none.
   std::uint64_t device_memory_bytes = 0;
+  // memory_bytes is anvil's share of the machine (--quota-memory auto), not
+  // a size the user asked for.
+  bool memory_automatic = false;
 
   bool any() const { return memory_bytes > 0 || pids > 0; }
 };

@@ -363,6 +363,8 @@ void Evaluator::Gates(const Task& task, const std::shared_future<Result<Prepared
   if (v.compile.ran && !v.compile.ok && !v.compile.anvil_problem.empty()) {
     v.error = v.compile.anvil_problem;
     v.status = VerdictStatus::kInfraError;
+    // Killed over anvil's own small share: a retry alone keeps the quota.
+    if (!v.compile.over_quota.empty()) v.infra_while_candidate = false;
     return;
   }
   if (v.compile.ran && !v.compile.ok) {

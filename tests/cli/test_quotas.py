@@ -55,6 +55,20 @@ def test_a_compiler_bomb_meets_the_compilers_memory_quota():
     assert v["quotas"]["compile_pids"] == 64
 
 
+def test_a_compiler_killed_over_anvils_own_small_share_is_the_machines_failure():
+    """Under `--quota-memory auto` the quota is anvil's share of the machine: 80 jobs at once (-j 16 with 16 builds
+    ahead) leave each well under the 4 GiB an honest build with torch's headers may need (nvcc was killed at 2 GiB in
+    a 10 GiB container over 5 jobs). A compiler killed there is the machine's limit, whatever the source: infra_error
+    naming the flags, and not tried again (the retry keeps the quota); a quota asked for by name stays the source's
+    (test_a_compiler_bomb_meets_the_compilers_memory_quota)."""
+    v = judge(QUOTA / "compiler_bomb_native.cpp", "-b", "cpu", "--timeout", "30", "--no-perf", "--quota-memory",
+              "auto", "-j", "16", "--compile-jobs", "16")
+    assert v["quotas"]["compile_memory_bytes"] < 4 << 30, v["quotas"]
+    assert v["status"] == "infra_error", v
+    assert "compiler went over its memory quota" in v["error"] and "--quota-memory 4G" in v["error"], v["error"]
+    assert v.get("infra_retries", 0) == 0, v
+
+
 def test_a_memory_bomb_at_import_meets_its_quota_while_anvil_extracts_the_sources():
     v = judge(QUOTA / "import_bomb_kb.py", *FLAGS)
     assert v["status"] == "runtime_error", v
