@@ -86,6 +86,7 @@ class _Entry:
         self.set_expected = {}  # (source, timed set) -> the reference's outputs, once a recheck asked for them.
         self.sets_lock = threading.Lock()
         self.bytes = 0
+        self.weight_bytes = 0  # The reference's weights: all a task made on request keeps between its sessions.
         self.trial_bytes = 0  # One trial's inputs and reference outputs.
         self.users = 0
         self.ready = threading.Event()
@@ -107,10 +108,12 @@ class Tasks:
         self.entries = collections.OrderedDict()
         self.names = itertools.count()
         self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0,
-                       "waits_for_room": 0}
+                       "waits_for_room": 0, "kept_unmade": 0}
 
     def kept_bytes(self):
-        return sum(e.bytes for e in self.entries.values() if e.trials is not None)
+        """The kept tasks' bytes: their trials, sets and weights; of a task made on request, its weights alone."""
+        return sum(e.bytes if e.trials is not None else e.weight_bytes if e.error is None and e.ready.is_set() else 0
+                   for e in self.entries.values())
 
     def acquire(self, request):
         key = request["prepared"] + ("|reference" if request.get("compare") else "")
@@ -135,15 +138,25 @@ class Tasks:
         return entry
 
     def release(self, entry):
-        """A session of `entry` has ended. A task that failed, or that is made on each request (over the budget),
-        goes with its last session, and with it what it made (timed sets, held-out sets): only kept tasks stay."""
+        """A session of `entry` has ended. A task that failed goes with its last session. Of a task made on each
+        request (over the budget) what it made goes (timed sets, held-out sets), but its module and reference stay
+        while their weights fit the budget: its next session or baseline (a verdict has three) neither imports it
+        nor builds its Model again."""
         with self.lock:
             entry.users -= 1
             if entry.users > 0 or self.entries.get(entry.key) is not entry:
                 return
             if entry.error is None and entry.trials is not None:
                 return
-            self._forget(entry.key)
+            if entry.error is None:
+                with entry.sets_lock:
+                    entry.sets, entry.held, entry.set_expected = None, {}, {}
+                entry.bytes = entry.weight_bytes
+                if self.kept_bytes() <= self.budget:
+                    self.counts["kept_unmade"] += 1
+                    entry = None
+            if entry is not None:
+                self._forget(entry.key)
         self.give_back_memory()
 
     def _forget(self, key):
@@ -234,7 +247,8 @@ class Tasks:
             entry.trial_bytes = _nbytes(first[0]) + _nbytes(first[1] or [])
             model = entry.model if isinstance(entry.model, torch.nn.Module) else torch.nn.Module()
             weights = list(model.parameters()) + list(model.buffers())
-            entry.bytes = entry.trial_bytes * len(entry.seeds) + _nbytes(weights)
+            entry.weight_bytes = _nbytes(weights)
+            entry.bytes = entry.trial_bytes * len(entry.seeds) + entry.weight_bytes
             with self.lock:
                 if self._make_room(entry):
                     entry.trials = [first]
@@ -261,7 +275,7 @@ class Tasks:
             if fits():
                 break
             other = self.entries[key]
-            if other is not entry and other.users == 0 and other.trials is not None:
+            if other is not entry and other.users == 0 and other.ready.is_set():
                 self._forget(key)
                 self.counts["evictions"] += 1
         return fits()

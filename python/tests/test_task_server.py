@@ -170,13 +170,29 @@ def test_the_budget_keeps_recent_tasks_and_makes_the_rest_on_request():
         s.stop()
     s = Server("--budget-bytes", "1")
     try:
-        reply, end = s.open(TASKS / "relu.py", ["1", "2"])
-        data = TrialData(end.detach())
-        assert torch.equal(data.inputs("trial", 1, "cpu")[0], fresh_inputs(TASKS / "relu.py", 2)[0])
+        for session in (1, 2):
+            reply, end = s.open(TASKS / "relu.py", ["1", "2"])
+            data = TrialData(end.detach())
+            assert torch.equal(data.inputs("trial", 1, "cpu")[0], fresh_inputs(TASKS / "relu.py", 2)[0])
+            s.close(reply["id"])
+            stats = s.ask({"op": "stats"})
+            # A task made on each request keeps nothing it made past its last session, but its module and model
+            # (no weights: 0 bytes) stay: the next session (a verdict has three, with its two baselines) neither
+            # imports the task nor builds its Model again.
+            assert stats["made_on_request"] == session and stats["kept_bytes"] == 0 and stats["tasks"] == 1, stats
+            assert stats["loads"] == 1 and stats["hits"] == session - 1 and stats["kept_unmade"] == session, stats
+        # A reference whose weights do not fit the budget goes with its last session (relu went first, for room).
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        task = str(TASKS / "linear_relu.py")
+        reply = s.ask({"op": "open", "task": task, "prepared": task, "seeds": ["1"], "compare": True},
+                      [theirs.fileno()])
+        theirs.close()
+        assert reply.get("ok"), reply
         s.close(reply["id"])
+        ours.close()
         stats = s.ask({"op": "stats"})
-        # A task made on each request goes with its last session (what it made too): nothing stays over budget.
-        assert stats["made_on_request"] == 1 and stats["kept_bytes"] == 0 and stats["tasks"] == 0, stats
+        assert stats["tasks"] == 0 and stats["kept_bytes"] == 0 and stats["loads"] == 2, stats
+        assert stats["kept_unmade"] == 2 and stats["evictions"] == 1, stats
     finally:
         s.stop()
 
