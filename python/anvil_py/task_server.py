@@ -92,6 +92,13 @@ class _Entry:
         self.ready = threading.Event()
         self.error = None
 
+    def kept_bytes(self):
+        """What the server keeps of this task between sessions: its trials, sets and weights while kept; its weights
+        alone when made on request; nothing while loading or failed."""
+        if self.trials is not None:
+            return self.bytes
+        return self.weight_bytes if self.error is None and self.ready.is_set() else 0
+
 
 class Tasks:
     """Prepared tasks kept warm within `budget` bytes, least recently used evicted first. Task code (importing the
@@ -111,9 +118,7 @@ class Tasks:
                        "waits_for_room": 0, "kept_unmade": 0}
 
     def kept_bytes(self):
-        """The kept tasks' bytes: their trials, sets and weights; of a task made on request, its weights alone."""
-        return sum(e.bytes if e.trials is not None else e.weight_bytes if e.error is None and e.ready.is_set() else 0
-                   for e in self.entries.values())
+        return sum(e.kept_bytes() for e in self.entries.values())
 
     def acquire(self, request):
         key = request["prepared"] + ("|reference" if request.get("compare") else "")
@@ -152,10 +157,9 @@ class Tasks:
                 with entry.sets_lock:
                     entry.sets, entry.held, entry.set_expected = None, {}, {}
                 entry.bytes = entry.weight_bytes
-                if self.kept_bytes() <= self.budget:
-                    self.counts["kept_unmade"] += 1
-                    entry = None
-            if entry is not None:
+            if entry.error is None and self.kept_bytes() <= self.budget:
+                self.counts["kept_unmade"] += 1
+            else:
                 self._forget(entry.key)
         self.give_back_memory()
 
@@ -163,6 +167,12 @@ class Tasks:
         """Drops a task (under self.lock)."""
         entry = self.entries.pop(key)
         sys.modules.pop(entry.module_name, None)
+
+    def _forget_unused(self, entry):
+        """Drops every task but `entry` that no session or baseline uses (under self.lock)."""
+        for key in [key for key, other in self.entries.items() if other is not entry and other.users == 0]:
+            self._forget(key)
+            self.counts["evictions"] += 1
 
     def give_back_memory(self):
         """What the server dropped goes back to the device (torch's caching allocator would keep it for this
@@ -205,10 +215,7 @@ class Tasks:
         if fits():
             return
         with self.lock:
-            unused = [key for key, other in self.entries.items() if other is not entry and other.users == 0]
-            for key in unused:
-                self._forget(key)
-                self.counts["evictions"] += 1
+            self._forget_unused(entry)
         self.give_back_memory()
         if fits():
             return
@@ -228,9 +235,7 @@ class Tasks:
         and what was dropped goes back to the device."""
         with self.lock:
             self.counts["waits_for_room"] += 1
-            for key in [key for key, other in self.entries.items() if other is not entry and other.users == 0]:
-                self._forget(key)
-                self.counts["evictions"] += 1
+            self._forget_unused(entry)
         self.give_back_memory()
 
     def _load(self, entry):
