@@ -3,7 +3,7 @@ baseline's own compile (reported apart, with the run's one-time `setup`) against
 within when beyond <= work + max(3 s, 0.5 x work). In a batch a verdict's `seconds` also hold its waits for a
 compile slot and for the device while others held it (`compile_wait_seconds`, `device_wait_seconds`: other
 problems' time, not this one's); they are reported apart too. Prints a markdown summary, the 10 worst problems and
-where their time went, and the problems whose torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
+where their time went (the stages, and the baselines' phases: `baseline_phase_seconds`), and the problems whose torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
 
     python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10]
 
@@ -30,6 +30,7 @@ def row(v):
             "seconds": v["seconds"], "apart": apart, "work": work, "beyond": beyond, "bound": bound,
             "excess": beyond - bound, "parts": v.get("work_seconds") or {}, "stages": stages,
             "queue": queue, "retries": v.get("infra_retries", 0),
+            "baseline_phases": v.get("baseline_phase_seconds") or {},
             "compile_graphs": ((v.get("gates") or {}).get("perf") or {}).get("compile_graphs")}
 
 
@@ -59,13 +60,15 @@ def main(argv=None):
           f"baseline's compile, and the batch's queues) <= work + max(3 s, 0.5 x work); {len(skipped)} verdicts left out "
           "(infra_error or no work_seconds).\n")
     print("| problem | verdict | s | apart s | queued s | beyond s | work s | bound s | excess s | infra retries | "
-          "largest stages |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "largest stages | baselines' largest phases |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows.values(), key=lambda r: -r["excess"])[:args.worst]:
         top = sorted(r["stages"].items(), key=lambda kv: -kv[1])[:3]
+        phases = sorted(r["baseline_phases"].items(), key=lambda kv: -kv[1])[:3]
         print(f"| {r['problem'][:48]} | {r['status']} | {r['seconds']:.1f} | {r['apart']:.1f} | {r['queue']:.1f} | "
               f"{r['beyond']:.1f} | {r['work']:.2f} | {r['bound']:.1f} | {r['excess']:.1f} | {r['retries']} | "
-              + ", ".join(f"{k} {s:.1f}" for k, s in top) + " |")
+              + ", ".join(f"{k} {s:.1f}" for k, s in top) + " | "
+              + (", ".join(f"{k} {s:.2f}" for k, s in phases) or "-") + " |")
     eager = sorted(r["problem"] for r in rows.values() if r["compile_graphs"] == 0)
     said = sum(1 for r in rows.values() if r["compile_graphs"] is not None)
     print(f"\ntorch.compile baselines that compiled no graph (run eagerly), of the {said} problems whose verdict says: "

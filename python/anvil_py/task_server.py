@@ -905,6 +905,7 @@ class Server:
         mode = request.get("mode")
         if mode not in ("eager", "compile"):
             return {"error": f"a baseline this server cannot take: {request!r:.200}"}
+        began = time.monotonic()
         try:
             entry = self.tasks.acquire(dict(request, compare=True))
         except TaskError as e:
@@ -912,6 +913,7 @@ class Server:
         except BaseException as e:  # noqa: BLE001 - the server's failure
             return {"error": f"{type(e).__name__}: {e}"}
         baseline = _Baseline(entry, mode)
+        baseline.phases_ms["task"] = (time.monotonic() - began) * 1000
         try:
             compile_seconds, compile_graphs = baseline.set_up(self.tasks)
         except TaskError as e:  # The task's own code: the baseline cannot run (as the baseline worker says it).
@@ -920,9 +922,14 @@ class Server:
         except BaseException as e:  # noqa: BLE001 - torch.compile or the reference failed: the baseline's error
             self._end_baseline(baseline)
             return {"failed": f"{type(e).__name__}: {e}"}
+        if compile_seconds is not None:
+            # torch.compile's set-up beside its first call: dynamo's import (once per process), the thread's turn.
+            baseline.phases_ms["dynamo"] = max(0.0, (time.monotonic() - began) * 1000 - compile_seconds * 1000
+                                               - sum(baseline.phases_ms.values()))
         bid = next(self.baseline_ids)
         self.baselines[bid] = baseline
-        return {"ok": True, "baseline": bid, "compile_seconds": compile_seconds, "compile_graphs": compile_graphs}
+        return {"ok": True, "baseline": bid, "compile_seconds": compile_seconds, "compile_graphs": compile_graphs,
+                "phases_ms": baseline.phases_ms}
 
     def baseline_time(self, request):
         """anvil's `baseline_time` (it holds the device alone): the warmup and timed calls of a baseline set up,
@@ -933,6 +940,7 @@ class Server:
             if baseline is not None:
                 self._end_baseline(baseline)
             return {"error": f"a baseline time this server cannot take: {request!r:.200}"}
+        began = time.monotonic()
         try:
             with self.tasks.task_code:
                 set_tf32(baseline.entry.tf32)
@@ -941,21 +949,28 @@ class Server:
                     # (its compiled timer is sealed to one use per process: candidates').
                     timer = Timer(self.device, compiled="")
                     times = timer.time(lambda: baseline.fn(*baseline.inputs), warmup, iters)
-            return {"ok": True, "times_ms": times}
+            answer = {"ok": True, "times_ms": times}
         except BaseException as e:  # noqa: BLE001 - the reference failed: the baseline's error
-            return {"failed": f"{type(e).__name__}: {e}"}
-        finally:
-            self._end_baseline(baseline)
+            answer = {"failed": f"{type(e).__name__}: {e}"}
+        calls_ms = (time.monotonic() - began) * 1000
+        self._end_baseline(baseline)
+        # Where the server's time went (docs/verdict.md, `baseline_phase_seconds`).
+        answer["phases_ms"] = dict(calls=calls_ms, reset=baseline.phases_ms["reset"], end=baseline.phases_ms["end"])
+        return answer
 
     def _end_baseline(self, baseline):
+        """The baseline goes: its compiled code (`reset` in its phases), its task's use and its memory (`end`)."""
+        began = time.monotonic()
         compiled = baseline.fn is not baseline.entry.model
         baseline.fn = baseline.inputs = None
         if compiled:
             with self.tasks.task_code:
                 # Its compiled code, guarded on the kept model, goes with it (on the thread that compiles).
                 self.tasks.dynamo.submit(torch._dynamo.reset).result()
+        reset = time.monotonic()
         self.tasks.release(baseline.entry)
         self.tasks.give_back_memory()
+        baseline.phases_ms.update(reset=(reset - began) * 1000, end=(time.monotonic() - reset) * 1000)
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
@@ -1016,12 +1031,18 @@ class _Baseline:
         self.entry, self.mode = entry, mode
         self.fn = entry.model
         self.inputs = None
+        # Where the set-up's time went: "task" (loaded or found), "inputs" (trial 0's, copied), "dynamo".
+        self.phases_ms = {}
 
     def set_up(self, tasks):
         """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its
         (compile_seconds, compile_graphs), (None, None) for `eager`."""
+        began = time.monotonic()
         inputs = tasks.trial(self.entry, 0, reference=False)[0]
         self.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        if tasks.device.type == "cuda":
+            torch.cuda.synchronize(tasks.device)
+        self.phases_ms["inputs"] = (time.monotonic() - began) * 1000
         if self.mode != "compile":
             return None, None
         # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches, the generator

@@ -91,6 +91,7 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
   if (!set_up.ok()) return set_up.status();
   nlohmann::json out = {{"mode", BaselineModeName(mode)}, {"times_ms", nlohmann::json::array()}, {"error", nullptr}};
   std::string failed = set_up.value().failed;  // The reference's own failure, at either step.
+  nlohmann::json phases = set_up.value().phases_ms;
   if (failed.empty()) {
     if (mode == BaselineMode::kCompile) {
       out["compile_seconds"] = set_up.value().compile_seconds;
@@ -101,8 +102,10 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
     if (!timed.ok()) return timed.status();
     out["times_ms"] = timed.value().times_ms;
     failed = timed.value().failed;
+    for (const auto& [phase, ms] : timed.value().phases_ms) phases[phase] = ms;
   }
   if (!failed.empty()) out["error"] = failed;
+  if (!phases.empty()) out["phases_ms"] = phases;
   return out.dump();
 }
 
@@ -243,11 +246,19 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     shared.reset();
     v.device_wait_seconds += waited;
     // The waits are device_wait_seconds, not the stage's.
-    v.stage_seconds["baselines"] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+    v.stage_seconds["baselines"] += seconds;
     if (!b.cached) {
       v.work_seconds["baselines"] += b.work_seconds;
       v.baseline_compile_seconds += b.compile_seconds;
+      // The server's phases, and the rest of the stage beside them and the
+      // compile: anvil's own side (messages, the baseline's file, the holds).
+      double said = b.compile_seconds;
+      for (const auto& [phase, s] : b.phase_seconds) {
+        v.baseline_phase_seconds[phase] += s;
+        said += s;
+      }
+      if (!b.phase_seconds.empty()) v.baseline_phase_seconds["anvil"] += std::max(0.0, seconds - said);
     }
     stats = b.stats;
     error = b.error;

@@ -383,6 +383,11 @@ Baseline MeasureBaseline(const Task& task, const PreparedTask& prepared, const B
   if (j.contains("compile_graphs") && j["compile_graphs"].is_number_integer()) {
     baseline.compile_graphs = j["compile_graphs"].get<int>();
   }
+  if (!baseline.cached && j.contains("phases_ms") && j["phases_ms"].is_object()) {
+    for (const auto& [phase, ms] : j["phases_ms"].items()) {
+      if (ms.is_number() && ms.get<double>() >= 0) baseline.phase_seconds[phase] = ms.get<double>() / 1000;
+    }
+  }
   const auto times = j.value("times_ms", std::vector<double>{});
   baseline.stats = ComputeStats(times);
   if (!baseline.cached) {

@@ -144,6 +144,9 @@ struct Baseline {
   // Measured now (not cached): the device's work of its calls, the timed
   // ones' event times plus each warmup call at their median.
   double work_seconds = 0;
+  // Measured now by the task server: where its time went, by phase
+  // (ServerBaseline::phases_ms, in seconds).
+  std::map<std::string, double> phase_seconds;
 };
 
 // How a measurement holds the device (pipeline/device_gate.h), when it has

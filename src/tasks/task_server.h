@@ -64,6 +64,9 @@ struct ServerBaseline {
   int compile_graphs = -1;  // The graphs dynamo compiled at the set-up ("compile"; -1: not said).
   std::vector<double> times_ms;
   std::string failed;
+  // Where the server's time went, by phase ("task", "inputs", "dynamo" at the set-up;
+  // "calls", "reset", "end" when timed; docs/verdict.md).
+  std::map<std::string, double> phases_ms;
 };
 
 // What the server did for one candidate run.

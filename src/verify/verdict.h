@@ -197,6 +197,9 @@ struct Verdict {
   std::map<std::string, double> work_seconds;
   // torch.compile's own compile for the compile baseline, measured now.
   double baseline_compile_seconds = 0;
+  // The baselines measured now, by the task server's phases and anvil's own
+  // side (docs/verdict.md); empty otherwise.
+  std::map<std::string, double> baseline_phase_seconds;
   CompileResult compile;
   RunGate run;
   CorrectGate correct;

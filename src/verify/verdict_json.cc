@@ -233,6 +233,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
   if (v.infra_retries > 0) j["infra_retries"] = v.infra_retries;
   if (!v.infra_retry_causes.empty()) j["infra_retry_causes"] = v.infra_retry_causes;
   if (v.baseline_compile_seconds > 0) j["baseline_compile_seconds"] = v.baseline_compile_seconds;
+  if (!v.baseline_phase_seconds.empty()) j["baseline_phase_seconds"] = v.baseline_phase_seconds;
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 

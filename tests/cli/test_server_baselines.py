@@ -54,6 +54,12 @@ def test_the_server_times_the_baselines_with_the_reference_it_keeps(tmp_path):
     assert perf["eager"]["samples"] == 5 and perf["compile"]["samples"] == 5, perf
     assert not perf["eager_error"] and not perf["compile_error"], perf
     assert v["baseline_compile_seconds"] > 0 and v["work_seconds"]["baselines"] > 0, v
+    # Where the stage went: the server's phases, the compile apart, and anvil's side the rest of it.
+    phases = v["baseline_phase_seconds"]
+    assert set(phases) == {"task", "inputs", "dynamo", "calls", "reset", "end", "anvil"}, phases
+    assert phases["calls"] > 0 and phases["reset"] > 0, phases  # torch.compile's code dropped after its calls.
+    said = sum(phases.values()) + v["baseline_compile_seconds"]
+    assert abs(said - v["stage_seconds"]["baselines"]) < 0.01, (said, v["stage_seconds"])
     # The reference's open() in a with statement: dynamo skips the whole frame, torch.compile runs it eagerly, and
     # the verdict says so (python/tests/test_task_server.py has one that compiles).
     assert perf["compile_graphs"] == 0, perf
@@ -68,5 +74,6 @@ def test_baseline_workers_when_asked(tmp_path):
     perf = v["gates"]["perf"]
     assert v["status"] == "pass" and perf["eager"]["samples"] == 5 and perf["compile"]["samples"] == 5, perf
     assert perf["compile_graphs"] == 0, perf  # As the server says (above).
+    assert "baseline_phase_seconds" not in v, v  # Phases are the server's.
     # The preparation, the server, the eager baseline's worker (its warmup and timed calls), the compile one's.
     assert len(by_process) == 4 and by_process[2] == 2 + 5, by_process
