@@ -141,3 +141,28 @@ def test_the_buffers_a_process_made_count_until_it_lets_go():
     del t
     gc.collect()
     assert device_buffers.exported_bytes() == before
+
+
+def test_memory_held_by_a_garbage_cycle_goes_back_to_the_device():
+    # The task server collects garbage cycles only when torch holds more than its kept tasks (Tasks.give_back_memory;
+    # python/tests/test_task_server.py has the rule): a cycle holding 256 MiB of the device is found and given back.
+    import gc  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+
+    from anvil_py.task_server import Tasks  # noqa: PLC0415
+
+    tasks = Tasks(torch.device("cuda", 0), 1 << 30)
+    gc.disable()  # Only give_back_memory may collect it.
+    try:
+        before = torch.cuda.memory_allocated(0)
+        cycle = [torch.empty(64 << 20, dtype=torch.float32, device="cuda:0")]
+        cycle.append(cycle)
+        del cycle
+        free_before = torch.cuda.mem_get_info(0)[0]
+        assert torch.cuda.memory_allocated(0) == before + (256 << 20)
+        tasks.give_back_memory()
+        assert torch.cuda.memory_allocated(0) == before and tasks.stats()["collections"] == 1
+        assert torch.cuda.mem_get_info(0)[0] >= free_before + (256 << 20)  # Back to the device, not torch's cache.
+    finally:
+        gc.enable()
