@@ -833,3 +833,9 @@ def test_giving_memory_back_looks_for_garbage_cycles_only_when_memory_is_unexpla
     entry.users = 0  # Exported, with nothing running: held by garbage.
     tasks.give_back_memory()
     assert device["collected"] == 2 and device["emptied"] == 4, device
+
+
+def test_the_server_is_named_so_messages_about_the_devices_memory_can_name_it(server):
+    # anvil names who held the device when a candidate's device ran out (docs/verdict.md): the server's share
+    # beyond its budget reads "pid N (anvil-tasks) held ...", not "python3".
+    assert Path(f"/proc/{server.proc.pid}/comm").read_text() == "anvil-tasks\n"

@@ -212,7 +212,7 @@ Result<RunOutcome> RunCandidate(const Backend& backend, const RunRequest& reques
     if (!group) return Status::Error("cannot keep the candidate's device-memory quota without a control group");
     device_watch.emplace(
         reader, request.quota.device_memory_bytes, [g = group.get()] { return g->Processes(); },
-        [g = group.get()] { g->KillAll(); }, PlannedDeviceProcesses());
+        [g = group.get()] { g->KillAll(); }, PlannedDeviceBudgets());
   }
   auto r = RunProcess(spec);
   RunOutcome out;

@@ -151,12 +151,12 @@ std::shared_ptr<DeviceMemoryReader> NvmlReader(std::string* why_not) {
 
 DeviceMemoryWatch::DeviceMemoryWatch(std::shared_ptr<DeviceMemoryReader> reader, std::uint64_t quota_bytes,
                                      std::function<std::vector<pid_t>()> pids, std::function<void()> over,
-                                     std::vector<pid_t> planned, std::chrono::milliseconds every)
+                                     std::map<pid_t, std::uint64_t> planned, std::chrono::milliseconds every)
     : reader_(std::move(reader)),
       quota_(quota_bytes),
       pids_(std::move(pids)),
       on_over_(std::move(over)),
-      planned_(planned.begin(), planned.end()),
+      planned_(std::move(planned)),
       every_(every),
       thread_([this] { Loop(); }) {}
 
@@ -195,15 +195,16 @@ void DeviceMemoryWatch::Loop() {
     for (const auto& [pid, bytes] : used.value()) {
       if (ours.count(pid) > 0) {
         held += bytes;
-      } else if (planned_.count(pid) == 0) {
+      } else if (auto budget = planned_.find(pid); budget == planned_.end()) {
         others += bytes;
+      } else if (budget->second > 0 && bytes > budget->second) {
+        others += bytes - budget->second;
       }
     }
     if (held > peak_) peak_ = held;
     if (others > others_peak_) {
       others_peak_ = others;
-      pids.insert(pids.end(), planned_.begin(), planned_.end());
-      std::string who = OtherHolders(used.value(), pids);
+      std::string who = OtherHolders(used.value(), pids, 3, planned_);
       std::lock_guard<std::mutex> lock(error_mu_);
       others_ = std::move(who);
     }
@@ -226,16 +227,16 @@ namespace {
 std::mutex planned_mu;
 // Never destroyed: a task server may end in the static destructors at exit
 // (TaskServer::For keeps them), after this set would have.
-std::set<pid_t>& Planned() {
-  static auto* planned = new std::set<pid_t>();
+std::map<pid_t, std::uint64_t>& Planned() {
+  static auto* planned = new std::map<pid_t, std::uint64_t>();
   return *planned;
 }
 }  // namespace
 
-void PlanDeviceProcess(pid_t pid, bool planned) {
+void PlanDeviceProcess(pid_t pid, bool planned, std::uint64_t budget_bytes) {
   std::lock_guard<std::mutex> lock(planned_mu);
   if (planned) {
-    Planned().insert(pid);
+    Planned()[pid] = budget_bytes;
   } else {
     Planned().erase(pid);
   }
@@ -243,9 +244,17 @@ void PlanDeviceProcess(pid_t pid, bool planned) {
 
 std::vector<pid_t> PlannedDeviceProcesses() {
   std::lock_guard<std::mutex> lock(planned_mu);
-  std::vector<pid_t> pids(Planned().begin(), Planned().end());
+  std::vector<pid_t> pids;
+  for (const auto& [pid, budget] : Planned()) pids.push_back(pid);
   pids.push_back(getpid());
   return pids;
+}
+
+std::map<pid_t, std::uint64_t> PlannedDeviceBudgets() {
+  std::lock_guard<std::mutex> lock(planned_mu);
+  std::map<pid_t, std::uint64_t> budgets = Planned();
+  budgets[getpid()] = 0;
+  return budgets;
 }
 
 bool SaysDeviceOutOfMemory(const std::string& text) {
@@ -258,22 +267,29 @@ bool SaysDeviceOutOfMemory(const std::string& text) {
   return false;
 }
 
-std::string OtherHolders(const std::map<pid_t, std::uint64_t>& used, const std::vector<pid_t>& ours, std::size_t most) {
+std::string OtherHolders(const std::map<pid_t, std::uint64_t>& used, const std::vector<pid_t>& ours, std::size_t most,
+                         const std::map<pid_t, std::uint64_t>& budgeted) {
   const std::set<pid_t> mine(ours.begin(), ours.end());
-  std::vector<std::pair<std::uint64_t, pid_t>> others;
+  std::vector<std::pair<std::uint64_t, pid_t>> others;  // (bytes that count, pid)
   for (const auto& [pid, bytes] : used) {
-    if (mine.count(pid) == 0 && bytes > 0) others.emplace_back(bytes, pid);
+    if (auto budget = budgeted.find(pid); budget != budgeted.end()) {
+      if (budget->second > 0 && bytes > budget->second) others.emplace_back(bytes - budget->second, pid);
+    } else if (mine.count(pid) == 0 && bytes > 0) {
+      others.emplace_back(bytes, pid);
+    }
   }
   std::sort(others.rbegin(), others.rend());
   std::string said;
   for (std::size_t i = 0; i < others.size() && i < most; ++i) {
-    const auto [bytes, pid] = others[i];
+    const auto [counted, pid] = others[i];
     std::string name;
     if (auto comm = ReadFile("/proc/" + std::to_string(pid) + "/comm"); comm.ok()) {
       name = comm.value().substr(0, comm.value().find('\n'));
     }
+    const std::uint64_t bytes = used.at(pid);
     said += (i > 0 ? ", " : "") + std::string("pid ") + std::to_string(pid) + (name.empty() ? "" : " (" + name + ")") +
-            " held " + std::to_string(bytes >> 20) + " MiB";
+            " held " + std::to_string(bytes >> 20) + " MiB" +
+            (counted < bytes ? ", " + std::to_string(counted >> 20) + " MiB beyond its budget" : "");
   }
   if (others.size() > most) said += " and " + std::to_string(others.size() - most) + " more";
   return said;

@@ -44,14 +44,16 @@ std::shared_ptr<DeviceMemoryReader> NvmlReader(std::string* why_not = nullptr);
 // control group) until destroyed: when their device memory together passes
 // `quota_bytes`, calls `over` once, on its own thread (kill them there). It
 // also keeps what the other processes on the device held, but for `planned`
-// (anvil's own, whose device memory is budgeted: the task server): a device
-// that ran out of memory while others held some of it failed the job by
-// their doing, not the job's (issue 38, item 3).
+// (anvil's own, whose device memory is budgeted: the task server; pid ->
+// budget) only what they held beyond their budget (0: no budget, never
+// counted): a device that ran out of memory while others held some of it
+// failed the job by their doing, not the job's (issue 38, item 3).
 class DeviceMemoryWatch {
  public:
   DeviceMemoryWatch(std::shared_ptr<DeviceMemoryReader> reader, std::uint64_t quota_bytes,
                     std::function<std::vector<pid_t>()> pids, std::function<void()> over,
-                    std::vector<pid_t> planned = {}, std::chrono::milliseconds every = std::chrono::milliseconds(20));
+                    std::map<pid_t, std::uint64_t> planned = {},
+                    std::chrono::milliseconds every = std::chrono::milliseconds(20));
   ~DeviceMemoryWatch();
   DeviceMemoryWatch(const DeviceMemoryWatch&) = delete;
   DeviceMemoryWatch& operator=(const DeviceMemoryWatch&) = delete;
@@ -76,7 +78,7 @@ class DeviceMemoryWatch {
   std::uint64_t quota_;
   std::function<std::vector<pid_t>()> pids_;
   std::function<void()> on_over_;
-  const std::set<pid_t> planned_;
+  const std::map<pid_t, std::uint64_t> planned_;
   std::chrono::milliseconds every_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;  // Wakes the watch between looks when it is stopped.
@@ -95,10 +97,12 @@ class DeviceMemoryWatch {
 std::string OverDeviceMemoryQuota(std::uint64_t quota_bytes, std::uint64_t peak_bytes);
 
 // anvil's own processes whose device memory is budgeted (the task server,
-// tasks/task_server.h, says so at its start and end): never "another
-// process" to a watch or a wait. This process is always one.
-void PlanDeviceProcess(pid_t pid, bool planned = true);
+// tasks/task_server.h, says so at its start and end, with its budget; 0: none
+// said): never "another process" to a wait, nor to a watch within their
+// budget. This process is always one, without a budget.
+void PlanDeviceProcess(pid_t pid, bool planned = true, std::uint64_t budget_bytes = 0);
 std::vector<pid_t> PlannedDeviceProcesses();
+std::map<pid_t, std::uint64_t> PlannedDeviceBudgets();
 
 // Whether a failed run's words say the device ran out of memory (torch's
 // OutOfMemoryError, the runtime's and the driver's codes, cuBLAS's).
@@ -108,9 +112,11 @@ std::vector<pid_t> PlannedDeviceProcesses();
 bool SaysDeviceOutOfMemory(const std::string& text);
 
 // "pid 4242 (python3) held 70000 MiB": the processes of `used` not in
-// `ours`, biggest first, at most `most` named; "" if none holds any.
+// `ours`, and those of `budgeted` (pid -> budget, 0: none) beyond their
+// budget ("pid 50 held 11264 MiB, 3072 MiB beyond its budget"), biggest
+// first, at most `most` named; "" if none holds any.
 std::string OtherHolders(const std::map<pid_t, std::uint64_t>& used, const std::vector<pid_t>& ours,
-                         std::size_t most = 3);
+                         std::size_t most = 3, const std::map<pid_t, std::uint64_t>& budgeted = {});
 
 // Waits until no process but `ours` holds device memory, looking every
 // `every`, for at most `wait`: Ok once the device is idle, else an error

@@ -119,7 +119,7 @@ TEST(DeviceMemoryWatchTest, KeepsWhatOtherProcessesHeldButNotThePlannedOnes) {
   reader->Set(50, 5000);         // The task server: planned, never another's.
   reader->Set(990001, 3 << 20);  // A hog outside anvil (no such pid here: named by number only).
   DeviceMemoryWatch watch(
-      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {50}, milliseconds(1));
+      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {{50, 0}}, milliseconds(1));
   WaitFor([&] { return reader->reads > 3; });
   reader->Set(990001, 0);  // It left: the peak stays.
   const int seen = reader->reads;
@@ -136,11 +136,29 @@ TEST(DeviceMemoryWatchTest, NoOtherProcessMeansNoOthers) {
   reader->Set(400, 100);
   reader->Set(50, 5000);
   DeviceMemoryWatch watch(
-      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {50}, milliseconds(1));
+      reader, 1 << 30, [] { return std::vector<pid_t>{400}; }, [] {}, {{50, 0}}, milliseconds(1));
   WaitFor([&] { return reader->reads > 3; });
   watch.Stop();
   EXPECT_EQ(watch.others_peak_bytes(), 0u);
   EXPECT_EQ(watch.others(), "");
+}
+
+TEST(DeviceMemoryWatchTest, APlannedProcessBeyondItsBudgetCountsByWhatItHeldBeyond) {
+  // The task server's device memory is budgeted: within its budget it is
+  // anvil's plan, beyond it another process's doing to a candidate whose
+  // device ran out (on an H100 it held 72 GiB of a 40 GiB budget).
+  auto reader = std::make_shared<FakeReader>();
+  reader->Set(400, 100);
+  reader->Set(990050, 6ull << 30);  // Within its 8 GiB.
+  DeviceMemoryWatch watch(
+      reader, 1ull << 40, [] { return std::vector<pid_t>{400}; }, [] {}, {{990050, 8ull << 30}}, milliseconds(1));
+  WaitFor([&] { return reader->reads > 3; });
+  EXPECT_EQ(watch.others_peak_bytes(), 0u);
+  reader->Set(990050, 11ull << 30);
+  WaitFor([&] { return watch.others_peak_bytes() > 0; });
+  watch.Stop();
+  EXPECT_EQ(watch.others_peak_bytes(), 3ull << 30);
+  EXPECT_EQ(watch.others(), "pid 990050 held 11264 MiB, 3072 MiB beyond its budget");
 }
 
 TEST(DeviceMemoryTest, OtherHoldersNamesTheBiggestFirstAndCountsTheRest) {
@@ -153,6 +171,11 @@ TEST(DeviceMemoryTest, OtherHoldersNamesTheBiggestFirstAndCountsTheRest) {
             "pid " + std::to_string(self) + " (" + comm +
                 ") held 2048 MiB, pid 990002 held 4 MiB, pid 990003 held 3 MiB and 1 more");
   EXPECT_EQ(OtherHolders(used, {400, self, 990001, 990002, 990003}), "");
+  // Budgeted: named by what they held beyond their budget, biggest first.
+  const std::map<pid_t, std::uint64_t> with_servers = {
+      {990005, 9ull << 30}, {990006, 1ull << 20}, {990007, 5ull << 20}};
+  EXPECT_EQ(OtherHolders(with_servers, {}, 3, {{990005, 7ull << 30}, {990006, 1ull << 20}}),
+            "pid 990005 held 9216 MiB, 2048 MiB beyond its budget, pid 990007 held 5 MiB");
 }
 
 TEST(DeviceMemoryTest, TheWordsOfADeviceOutOfMemory) {

@@ -60,7 +60,14 @@ Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, in
   server->session_room_ = j.value("session_room", int64_t{0});
   server->session_margin_ = j.value("session_margin", int64_t{0});
   server->alive_ = true;
-  PlanDeviceProcess(peer.pid);  // Its device memory is the budget's, not another process's.
+  // Its device memory is the budget's, not another process's, up to the
+  // budget and the margin (its CUDA context, torch's rounding): beyond them
+  // a candidate whose device ran out did not run out by its own doing.
+  PlanDeviceProcess(
+      peer.pid, true,
+      server->budget_bytes_ > 0
+          ? static_cast<std::uint64_t>(server->budget_bytes_ + std::max<int64_t>(server->session_margin_, 0))
+          : 0);
   server->reader_ = std::thread([s = server.get()] { s->ReadLoop(); });
   return server;
 }
