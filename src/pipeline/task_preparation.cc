@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "pipeline/device_gate.h"
 #include "pipeline/evaluator.h"  // These Evaluator members are defined here.
+#include "run/device_memory.h"
 #include "tasks/prepare.h"
 #include "verify/compare.h"
 
@@ -91,6 +93,24 @@ std::shared_future<Result<PreparedTask>> Evaluator::PrepareAsync(const Task& tas
       given = std::chrono::steady_clock::now();
     };
     auto prepared = PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+    if (!prepared.ok() && SaysDeviceOutOfMemory(prepared.message())) {
+      // The device refused the reference memory while others held it: the
+      // next task is prepared beside the current candidate and the task
+      // server (bench/results/all_problems_h100_call7.md, L1 52). Prepared
+      // again, once, with the device alone; a failure then is the task's.
+      hold.reset();
+      alone.reset();
+      asked = std::chrono::steady_clock::now();
+      ExclusiveDeviceHold exclusive(device_);
+      given = std::chrono::steady_clock::now();
+      po.before_device = nullptr;
+      prepared = PrepareTask(with_sets, backend_, torch.value().torch_version, po);
+      if (!prepared.ok()) {
+        return Status::Error(prepared.message() +
+                             "\n(prepared twice: the second time with the device alone, no candidate or other "
+                             "preparation beside it; the task's reference may need more memory than this device has)");
+      }
+    }
     if (prepared.ok()) {
       prepared.value().turn_asked = asked;
       prepared.value().turn_given = given;
