@@ -968,11 +968,12 @@ class Server:
         calls_ms = (time.monotonic() - began) * 1000
         self._end_baseline(baseline)
         # Where the server's time went (docs/verdict.md, `baseline_phase_seconds`).
-        answer["phases_ms"] = dict(calls=calls_ms, reset=baseline.phases_ms["reset"], end=baseline.phases_ms["end"])
+        answer["phases_ms"] = dict(calls=calls_ms, **{k: baseline.phases_ms[k] for k in ("reset", "release", "give_back")})
         return answer
 
     def _end_baseline(self, baseline):
-        """The baseline goes: its compiled code (`reset` in its phases), its task's use and its memory (`end`)."""
+        """The baseline goes: its compiled code (`reset` in its phases), its task's use (`release`) and its memory
+        (`give_back`)."""
         began = time.monotonic()
         compiled = baseline.fn is not baseline.entry.model
         baseline.fn = baseline.inputs = None
@@ -982,8 +983,10 @@ class Server:
                 self.tasks.dynamo.submit(torch._dynamo.reset).result()
         reset = time.monotonic()
         self.tasks.release(baseline.entry)
+        released = time.monotonic()
         self.tasks.give_back_memory()
-        baseline.phases_ms.update(reset=(reset - began) * 1000, end=(time.monotonic() - reset) * 1000)
+        baseline.phases_ms.update(reset=(reset - began) * 1000, release=(released - reset) * 1000,
+                                  give_back=(time.monotonic() - released) * 1000)
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
@@ -1038,7 +1041,7 @@ class Server:
 
 class _Baseline:
     """A baseline set up (docs/protocol.md, "baselines"): the task's kept reference, eager or compiled, and its own
-    copy of trial 0's inputs (a reference that writes into its inputs leaves the kept trial alone)."""
+    trial 0's inputs (a copy of the kept trial's: a reference that writes into its inputs leaves it alone)."""
 
     def __init__(self, entry, mode):
         self.entry, self.mode = entry, mode
@@ -1051,8 +1054,11 @@ class _Baseline:
         """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its
         (compile_seconds, compile_graphs), (None, None) for `eager`."""
         began = time.monotonic()
+        kept = self.entry.trials is not None
         inputs = tasks.trial(self.entry, 0, reference=False)[0]
-        self.inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        # A kept trial's inputs are copied (a reference that writes into its inputs leaves them alone); inputs made
+        # for this request are the baseline's own already (a multi-GB task's: no second copy on the device).
+        self.inputs = [v.clone() if kept and isinstance(v, torch.Tensor) else v for v in inputs]
         if tasks.device.type == "cuda":
             torch.cuda.synchronize(tasks.device)
         self.phases_ms["inputs"] = (time.monotonic() - began) * 1000

@@ -839,3 +839,25 @@ def test_the_server_is_named_so_messages_about_the_devices_memory_can_name_it(se
     # anvil names who held the device when a candidate's device ran out (docs/verdict.md): the server's share
     # beyond its budget reads "pid N (anvil-tasks) held ...", not "python3".
     assert Path(f"/proc/{server.proc.pid}/comm").read_text() == "anvil-tasks\n"
+
+
+def test_a_baseline_copies_a_kept_trials_inputs_and_takes_inputs_made_for_it_as_they_are():
+    # A reference that writes into its inputs must leave a kept trial alone: the baseline times a copy. Inputs made
+    # on request (a multi-GB task over the budget) are the baseline's own: a second copy would double its memory.
+    from anvil_py.task_server import Tasks, _Baseline  # noqa: PLC0415
+
+    task = str(TASKS / "relu.py")
+    request = {"task": task, "prepared": task, "seeds": ["1", "2"], "compare": True}
+    for budget, kept in ((1 << 30, True), (1, False)):
+        tasks = Tasks(torch.device("cpu"), budget)
+        entry = tasks.acquire(request)
+        assert (entry.trials is not None) == kept
+        made = []
+        trial = tasks.trial
+        tasks.trial = lambda e, k, reference=True: made.append(trial(e, k, reference)) or made[-1]
+        baseline = _Baseline(entry, "eager")
+        baseline.set_up(tasks)
+        given = made[0][0][0]
+        assert torch.equal(baseline.inputs[0], given)
+        assert (baseline.inputs[0].data_ptr() != given.data_ptr()) == kept, f"budget {budget}"
+        tasks.release(entry)

@@ -65,7 +65,7 @@ struct ServerBaseline {
   std::vector<double> times_ms;
   std::string failed;
   // Where the server's time went, by phase ("task", "inputs", "dynamo" at the set-up;
-  // "calls", "reset", "end" when timed; docs/verdict.md).
+  // "calls", "reset", "release", "give_back" when timed; docs/verdict.md).
   std::map<std::string, double> phases_ms;
 };
 
