@@ -3,7 +3,8 @@ baseline's own compile (reported apart, with the run's one-time `setup`) against
 within when beyond <= work + max(3 s, 0.5 x work). In a batch a verdict's `seconds` also hold its waits for a
 compile slot and for the device while others held it (`compile_wait_seconds`, `device_wait_seconds`: other
 problems' time, not this one's); they are reported apart too. Prints a markdown summary, the 10 worst problems and
-where their time went (the stages, and the baselines' phases: `baseline_phase_seconds`), and the problems whose torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
+where their time went (the stages, and the baselines' phases: `baseline_phase_seconds`), and the problems whose
+torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
 
     python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10]
 

@@ -102,7 +102,7 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
     if (!timed.ok()) return timed.status();
     out["times_ms"] = timed.value().times_ms;
     failed = timed.value().failed;
-    for (const auto& [phase, ms] : timed.value().phases_ms) phases[phase] = ms;
+    phases.update(timed.value().phases_ms);
   }
   if (!failed.empty()) out["error"] = failed;
   if (!phases.empty()) out["phases_ms"] = phases;

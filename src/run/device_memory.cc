@@ -242,19 +242,17 @@ void PlanDeviceProcess(pid_t pid, bool planned, std::uint64_t budget_bytes) {
   }
 }
 
-std::vector<pid_t> PlannedDeviceProcesses() {
-  std::lock_guard<std::mutex> lock(planned_mu);
-  std::vector<pid_t> pids;
-  for (const auto& [pid, budget] : Planned()) pids.push_back(pid);
-  pids.push_back(getpid());
-  return pids;
-}
-
 std::map<pid_t, std::uint64_t> PlannedDeviceBudgets() {
   std::lock_guard<std::mutex> lock(planned_mu);
   std::map<pid_t, std::uint64_t> budgets = Planned();
   budgets[getpid()] = 0;
   return budgets;
+}
+
+std::vector<pid_t> PlannedDeviceProcesses() {
+  std::vector<pid_t> pids;
+  for (const auto& [pid, budget] : PlannedDeviceBudgets()) pids.push_back(pid);
+  return pids;
 }
 
 bool SaysDeviceOutOfMemory(const std::string& text) {

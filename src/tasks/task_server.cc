@@ -246,11 +246,7 @@ Result<ServerBaseline> BaselineFrom(const Result<nlohmann::json>& reply, ServerB
   if (j.contains("compile_graphs") && j["compile_graphs"].is_number_integer()) {
     b.compile_graphs = j["compile_graphs"].get<int>();
   }
-  if (j.contains("phases_ms") && j["phases_ms"].is_object()) {
-    for (const auto& [phase, ms] : j["phases_ms"].items()) {
-      if (ms.is_number() && ms.get<double>() >= 0) b.phases_ms[phase] = ms.get<double>();
-    }
-  }
+  if (j.contains("phases_ms") && j["phases_ms"].is_object()) b.phases_ms = j["phases_ms"];
   if (j.contains("times_ms") && j["times_ms"].is_array()) {
     for (const auto& t : j["times_ms"]) {
       if (!t.is_number()) return Status::MachineError("anvil's task server answered a baseline time that is no number");

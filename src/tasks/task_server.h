@@ -64,9 +64,10 @@ struct ServerBaseline {
   int compile_graphs = -1;  // The graphs dynamo compiled at the set-up ("compile"; -1: not said).
   std::vector<double> times_ms;
   std::string failed;
-  // Where the server's time went, by phase ("task", "inputs", "dynamo" at the set-up;
-  // "calls", "reset", "release", "give_back" when timed; docs/verdict.md).
-  std::map<std::string, double> phases_ms;
+  // Where the server's time went, by phase: its reply's object as it came
+  // ("task", "inputs", "dynamo" at the set-up; "calls", "reset", "release",
+  // "give_back" when timed), read by MeasureBaseline (docs/verdict.md).
+  nlohmann::json phases_ms = nlohmann::json::object();
 };
 
 // What the server did for one candidate run.
