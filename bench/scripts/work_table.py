@@ -1,7 +1,8 @@
 """Issue 38's first target from verdicts: per problem, wall time beyond extraction, build and the torch.compile
 baseline's own compile (reported apart, with the run's one-time `setup`) against the device's work the verdict ran (`work_seconds`, docs/verdict.md):
 within when beyond <= work + max(3 s, 0.5 x work). In a batch a verdict's `seconds` also hold its waits for a
-compile slot and for the device while others held it (`compile_wait_seconds`, `device_wait_seconds`: other
+compile slot, for the device while others held it and for the task server while it ran another problem's task
+code, torch.compile's compile among it (`compile_wait_seconds`, `device_wait_seconds`, `server_wait_seconds`: other
 problems' time, not this one's); they are reported apart too. Prints a markdown summary, the 10 worst problems and
 where their time went (the stages, and the baselines' phases: `baseline_phase_seconds`), and the problems whose
 torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
@@ -24,7 +25,8 @@ def row(v):
     apart = (stages.get("extract", 0) + stages.get("compile", 0) + v.get("baseline_compile_seconds", 0)
              + stages.get("setup", 0))
     work = sum((v.get("work_seconds") or {}).values())
-    queue = v.get("compile_wait_seconds", 0) + v.get("device_wait_seconds", 0)
+    # The queues: a compile slot, the device, and the task server while it ran another verdict's task code.
+    queue = v.get("compile_wait_seconds", 0) + v.get("device_wait_seconds", 0) + v.get("server_wait_seconds", 0)
     beyond = v["seconds"] - apart - queue
     bound = work + max(3.0, 0.5 * work)
     return {"problem": f"L{v['task'].get('level', 0)}/{v['task']['name']}", "status": v["status"],

@@ -93,6 +93,7 @@ class _Entry:
         self.trial_bytes = 0  # One trial's inputs and reference outputs.
         self.users = 0
         self.ready = threading.Event()
+        self.load_waited_ms = 0.0  # What its load waited for task code another thread ran (_TaskCodeLock).
         self.error = None
 
     def kept_bytes(self):
@@ -103,6 +104,35 @@ class _Entry:
         return self.weight_bytes if self.error is None and self.ready.is_set() else 0
 
 
+class _TaskCodeLock:
+    """Tasks.task_code: task code runs one call at a time. What a thread waited for it while another thread ran task
+    code (another verdict's preparation or trials, torch.compile's compile of another task's baseline) adds up on
+    that thread (`waited_ms`): the requests report it (`waited_ms`, the baselines' `wait` phase) and anvil counts it
+    as a queue, other verdicts' time (docs/verdict.md, `server_wait_seconds`)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waits = threading.local()
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            began = time.monotonic()
+            self._lock.acquire()
+            self.add((time.monotonic() - began) * 1000)
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    def waited_ms(self):
+        """What this thread has waited so far."""
+        return getattr(self._waits, "ms", 0.0)
+
+    def add(self, ms):
+        """Counts `ms` as this thread's wait (a wait of another thread's on its behalf: a task's load)."""
+        self._waits.ms = self.waited_ms() + ms
+
+
 class Tasks:
     """Prepared tasks kept warm within `budget` bytes, least recently used evicted first. Task code (importing the
     task, building its model, get_inputs under a seed, the reference's forward) runs one call at a time: torch's
@@ -111,7 +141,7 @@ class Tasks:
     def __init__(self, device, budget):
         self.device, self.budget = device, budget
         self.lock = threading.Lock()
-        self.task_code = threading.Lock()
+        self.task_code = _TaskCodeLock()
         # torch.compile's set-ups and torch._dynamo.reset() run on this one thread: a reset on one thread and a
         # compile on another after it kill the process (SIGSEGV; torch 2.11, python/tests/test_task_server.py).
         self.dynamo = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="anvil-dynamo")
@@ -138,7 +168,9 @@ class Tasks:
                 self.entries.move_to_end(key)
                 self.counts["loads"] += 1
                 threading.Thread(target=self._load, args=(entry,), daemon=True).start()
-        entry.ready.wait()
+        if not entry.ready.is_set():
+            entry.ready.wait()
+            self.task_code.add(entry.load_waited_ms)  # The load's waits for task code are this request's too.
         if entry.error is not None:
             self.release(entry)
             raise entry.error
@@ -277,6 +309,7 @@ class Tasks:
             entry.error = e if isinstance(e, TaskError) else TaskError("server", f"{type(e).__name__}: {e}",
                                                                        traceback.format_exc())
         finally:
+            entry.load_waited_ms = self.task_code.waited_ms()  # This thread's: the load's alone.
             entry.ready.set()
 
     def _make_room(self, entry):
@@ -446,6 +479,7 @@ class _Session:
         self.room = None  # Gives back what the server holds that no session uses (_send, a buffer refused).
         self.lock = threading.Lock()
         self.thread = None
+        self.waited_ms = 0.0  # What its thread waited for task code another thread ran (the close's "waited_ms").
 
     def draws(self, device):
         """The session's own generator on `device`, seeded at random: torch's default one is the task code's, whose
@@ -645,7 +679,8 @@ class Server:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
         # The session's device work, read once it is over (reading it may wait for the device).
-        self.reply(dict(session.report(), id=request.get("id"), work_ms=session.work.ms()))
+        self.reply(dict(session.report(), id=request.get("id"), work_ms=session.work.ms(),
+                        waited_ms=session.waited_ms))
 
     def run_session(self, session, request):
         try:
@@ -661,6 +696,8 @@ class Server:
             self.reply({"id": session.id, "ok": True, "trials": len(entry.seeds)})
             self.answer(session, entry, len(entry.seeds))
         finally:
+            # The session's thread is its own: what it waited for task code is the session's (the close says it).
+            session.waited_ms = self.tasks.task_code.waited_ms()
             self.tasks.release(entry)
 
     def answer(self, session, entry, trials):
@@ -919,6 +956,7 @@ class Server:
         if mode not in ("eager", "compile"):
             return {"error": f"a baseline this server cannot take: {request!r:.200}"}
         began = time.monotonic()
+        waits = self.tasks.task_code.waited_ms()
         try:
             entry = self.tasks.acquire(dict(request, compare=True))
         except TaskError as e:
@@ -926,7 +964,7 @@ class Server:
         except BaseException as e:  # noqa: BLE001 - the server's failure
             return {"error": f"{type(e).__name__}: {e}"}
         baseline = _Baseline(entry, mode)
-        baseline.phases_ms["task"] = (time.monotonic() - began) * 1000
+        baseline.phases_ms["task"] = (time.monotonic() - began) * 1000 - (self.tasks.task_code.waited_ms() - waits)
         try:
             compile_seconds, compile_graphs = baseline.set_up(self.tasks)
         except TaskError as e:  # The task's own code: the baseline cannot run (as the baseline worker says it).
@@ -935,6 +973,8 @@ class Server:
         except BaseException as e:  # noqa: BLE001 - torch.compile or the reference failed: the baseline's error
             self._end_baseline(baseline)
             return {"failed": f"{type(e).__name__}: {e}"}
+        # Waiting for task code another request ran (another task's torch.compile, its trials): other verdicts' time.
+        baseline.phases_ms["wait"] = self.tasks.task_code.waited_ms() - waits
         if compile_seconds is not None:
             # torch.compile's set-up beside its first call: dynamo's import (once per process), the thread's turn.
             baseline.phases_ms["dynamo"] = max(0.0, (time.monotonic() - began) * 1000 - compile_seconds * 1000
@@ -954,6 +994,7 @@ class Server:
                 self._end_baseline(baseline)
             return {"error": f"a baseline time this server cannot take: {request!r:.200}"}
         began = time.monotonic()
+        waits = self.tasks.task_code.waited_ms()
         try:
             with self.tasks.task_code:
                 set_tf32(baseline.entry.tf32)
@@ -965,16 +1006,19 @@ class Server:
             answer = {"ok": True, "times_ms": times}
         except BaseException as e:  # noqa: BLE001 - the reference failed: the baseline's error
             answer = {"failed": f"{type(e).__name__}: {e}"}
-        calls_ms = (time.monotonic() - began) * 1000
+        calls_waited = self.tasks.task_code.waited_ms() - waits
+        calls_ms = (time.monotonic() - began) * 1000 - calls_waited
         self._end_baseline(baseline)
-        # Where the server's time went (docs/verdict.md, `baseline_phase_seconds`).
-        answer["phases_ms"] = dict(calls=calls_ms, **{k: baseline.phases_ms[k] for k in ("reset", "release", "give_back")})
+        # Where the server's time went (docs/verdict.md, `baseline_phase_seconds`); `wait` is the timed side's.
+        answer["phases_ms"] = dict(calls=calls_ms, wait=calls_waited + baseline.phases_ms["reset_wait"],
+                                   **{k: baseline.phases_ms[k] for k in ("reset", "release", "give_back")})
         return answer
 
     def _end_baseline(self, baseline):
         """The baseline goes: its compiled code (`reset` in its phases), its task's use (`release`) and its memory
         (`give_back`)."""
         began = time.monotonic()
+        waits = self.tasks.task_code.waited_ms()
         compiled = baseline.fn is not baseline.entry.model
         baseline.fn = baseline.inputs = None
         if compiled:
@@ -982,11 +1026,12 @@ class Server:
                 # Its compiled code, guarded on the kept model, goes with it (on the thread that compiles).
                 self.tasks.dynamo.submit(torch._dynamo.reset).result()
         reset = time.monotonic()
+        reset_wait = self.tasks.task_code.waited_ms() - waits
         self.tasks.release(baseline.entry)
         released = time.monotonic()
         self.tasks.give_back_memory()
-        baseline.phases_ms.update(reset=(reset - began) * 1000, release=(released - reset) * 1000,
-                                  give_back=(time.monotonic() - released) * 1000)
+        baseline.phases_ms.update(reset=(reset - began) * 1000 - reset_wait, reset_wait=reset_wait,
+                                  release=(released - reset) * 1000, give_back=(time.monotonic() - released) * 1000)
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
@@ -1054,6 +1099,7 @@ class _Baseline:
         """Trial 0's inputs copied, and for `compile` torch.compile's first call, synchronized: its
         (compile_seconds, compile_graphs), (None, None) for `eager`."""
         began = time.monotonic()
+        waits = tasks.task_code.waited_ms()
         kept = self.entry.trials is not None
         inputs = tasks.trial(self.entry, 0, reference=False)[0]
         # A kept trial's inputs are copied (a reference that writes into its inputs leaves them alone); inputs made
@@ -1061,7 +1107,7 @@ class _Baseline:
         self.inputs = [v.clone() if kept and isinstance(v, torch.Tensor) else v for v in inputs]
         if tasks.device.type == "cuda":
             torch.cuda.synchronize(tasks.device)
-        self.phases_ms["inputs"] = (time.monotonic() - began) * 1000
+        self.phases_ms["inputs"] = (time.monotonic() - began) * 1000 - (tasks.task_code.waited_ms() - waits)
         if self.mode != "compile":
             return None, None
         # Task code (the reference's forward, traced and run) one call at a time: the TF32 switches, the generator

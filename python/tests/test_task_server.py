@@ -628,6 +628,67 @@ def test_a_baseline_answers_its_own_request_while_others_come_in(server, tmp_pat
         assert timed["ok"] and len(timed["times_ms"]) == 2, timed
 
 
+SLOW_INPUTS = """
+import time
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    open({marker!r}, "w").close()
+    time.sleep(2)
+    return [torch.randn(16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_request_behind_another_tasks_code_says_how_long_it_waited(server, tmp_path):
+    # Task code runs one call at a time: a session and a baseline asked while another task's inputs are made (2 s)
+    # wait for them, and say how long (anvil counts it as a queue, other verdicts' time: server_wait_seconds).
+    marker = tmp_path / "making"
+    slow = tmp_path / "slow_inputs.py"
+    slow.write_text(SLOW_INPUTS.format(marker=str(marker)))
+    relu = str(TASKS / "relu.py")
+    trial_channel.send(server.control, {"op": "baseline", "id": 701, "task": str(slow), "prepared": str(slow),
+                                        "seeds": ["1"], "mode": "eager"})
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the slow task's inputs were never made"
+        time.sleep(0.01)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    trial_channel.send(server.control, {"op": "open", "id": 702, "task": relu, "prepared": relu, "seeds": ["5"]},
+                       [theirs.fileno()])
+    theirs.close()
+    trial_channel.send(server.control, {"op": "baseline", "id": 703, "task": relu, "prepared": relu, "seeds": ["5"],
+                                        "mode": "eager"})
+    replies = {}
+    while len(replies) < 3:
+        reply, _ = trial_channel.receive(server.control)
+        replies[reply["id"]] = reply
+    assert all(r.get("ok") for r in replies.values()), replies
+    assert replies[701]["phases_ms"]["wait"] < 500, replies[701]  # It ran first: no wait.
+    assert replies[703]["phases_ms"]["wait"] >= 1500, replies[703]
+    # The set-up's other phases leave the wait out: they add up to less than the wait alone.
+    assert sum(v for k, v in replies[703]["phases_ms"].items() if k != "wait") < 1000, replies[703]
+    closed = server.close(702)
+    assert closed["waited_ms"] >= 1500 and closed["error"] == "", closed
+    for k in (701, 703):  # Timed alone: no wait.
+        timed = server.ask({"op": "baseline_time", "baseline": replies[k]["baseline"], "warmup": 0, "iters": 2})
+        assert timed["ok"] and timed["phases_ms"]["wait"] < 500, timed
+    # The task kept, nothing else running: the next session does not wait.
+    reply, data = server.open(TASKS / "relu.py", ["5"])
+    assert reply.get("ok"), reply
+    data.close()
+    assert server.close(reply["id"])["waited_ms"] < 500
+
+
 NOT_COMPILED = """import torch
 import torch.nn as nn
 class Model(nn.Module):

@@ -700,6 +700,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   }
   ended = std::move(end).value();
   v.work_seconds["server"] += ended->work_ms / 1000;
+  v.server_wait_seconds += ended->waited_ms / 1000;
   if (req.before_recheck) checked.server_rechecks = ended->rechecks;
   if (!run.ok()) {
     infra("running the candidate: " + run.message());

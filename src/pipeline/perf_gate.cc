@@ -102,7 +102,12 @@ Result<std::string> Evaluator::ServerBaseline(const Task& task, const PreparedTa
     if (!timed.ok()) return timed.status();
     out["times_ms"] = timed.value().times_ms;
     failed = timed.value().failed;
-    phases.update(timed.value().phases_ms);
+    // Both steps may say a phase (`wait`): their sum.
+    for (const auto& [phase, ms] : timed.value().phases_ms.items()) {
+      phases[phase] = phases.contains(phase) && phases[phase].is_number() && ms.is_number()
+                          ? nlohmann::json(phases[phase].get<double>() + ms.get<double>())
+                          : ms;
+    }
   }
   if (!failed.empty()) out["error"] = failed;
   if (!phases.empty()) out["phases_ms"] = phases;
@@ -259,6 +264,9 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
         said += s;
       }
       if (!b.phase_seconds.empty()) v.baseline_phase_seconds["anvil"] += std::max(0.0, seconds - said);
+      if (const auto wait = b.phase_seconds.find("wait"); wait != b.phase_seconds.end()) {
+        v.server_wait_seconds += wait->second;
+      }
     }
     stats = b.stats;
     error = b.error;

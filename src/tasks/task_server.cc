@@ -219,6 +219,7 @@ Result<TrialSessionEnd> TaskServer::SessionReport(const std::string& op, uint64_
     }
   }
   if (j.contains("work_ms") && j["work_ms"].is_number()) end.work_ms = j["work_ms"].get<double>();
+  if (j.contains("waited_ms") && j["waited_ms"].is_number()) end.waited_ms = j["waited_ms"].get<double>();
   return end;
 }
 

@@ -85,6 +85,9 @@ struct TrialSessionEnd {
   // The device's work for this session (making trials, the reference,
   // comparing): CUDA events around each piece, on the cpu its time.
   double work_ms = 0;
+  // What it waited for the task code another request ran there (another
+  // task's preparation or trials, torch.compile's compile of a baseline).
+  double waited_ms = 0;
 };
 
 class TaskServer : public std::enable_shared_from_this<TaskServer> {

@@ -189,6 +189,11 @@ struct Verdict {
   // Seconds it waited, in a batch, for a compile slot (`--compile-jobs`)
   // before its extraction and compile: the queue, not work.
   double compile_wait_seconds = 0;
+  // Of stage_seconds, the time the task server's work for it waited while the
+  // server ran other task code (another verdict's trials, preparation or
+  // torch.compile's compile of its baseline: Python's one call of task code
+  // at a time): other verdicts' time, not this one's.
+  double server_wait_seconds = 0;
   // The device's work this evaluation ran, by who ran it: "prepare" (the
   // task prepared now), "server" (the task server's trials, references and
   // comparisons), "candidate" (its process: the kernel trace's busy time,

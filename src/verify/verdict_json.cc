@@ -216,6 +216,7 @@ std::string VerdictToJson(const Verdict& v, int indent) {
             {"stage_seconds", v.stage_seconds},
             {"device_wait_seconds", v.device_wait_seconds},
             {"compile_wait_seconds", v.compile_wait_seconds},
+            {"server_wait_seconds", v.server_wait_seconds},
             {"work_seconds", v.work_seconds},
             {"gates",
              {{"compile", CompileJson(v.compile)},
