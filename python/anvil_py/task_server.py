@@ -181,13 +181,13 @@ class Tasks:
         """A session of `entry` has ended. A task that failed goes with its last session. Of a task made on each
         request (over the budget) what it made goes (timed sets, held-out sets), but its module and reference stay
         while their weights fit the budget: its next session or baseline (a verdict has three) neither imports it
-        nor builds its Model again."""
+        nor builds its Model again. The milliseconds it spent collecting garbage cycles (give_back_memory)."""
         with self.lock:
             entry.users -= 1
             if entry.users > 0 or self.entries.get(entry.key) is not entry:
-                return
+                return 0.0
             if entry.error is None and entry.trials is not None:
-                return
+                return 0.0
             if entry.error is None:
                 with entry.sets_lock:
                     entry.sets, entry.held, entry.set_expected = None, {}, {}
@@ -196,7 +196,7 @@ class Tasks:
                 self.counts["kept_unmade"] += 1
             else:
                 self._forget(entry.key)
-        self.give_back_memory()
+        return self.give_back_memory()
 
     def _forget(self, key):
         """Drops a task (under self.lock)."""
@@ -214,17 +214,21 @@ class Tasks:
         process alone): the candidate and the baselines need it. Tensors held only by garbage cycles are looked for
         when torch holds more than COLLECT_ABOVE beyond the kept tasks, or buffers stay exported while no session
         or baseline runs (a full collection takes 0.1-0.2 s once torch.compile ran here, and a verdict ends five
-        sessions and baselines)."""
+        sessions and baselines). The milliseconds the collection took (0.0: none ran)."""
         if self.device.type != "cuda":
-            return
+            return 0.0
         with self.lock:
             loose = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
             if not any(e.users for e in self.entries.values()):
                 loose += device_buffers.exported_bytes()
+        collect_ms = 0.0
         if loose > COLLECT_ABOVE:
+            began = time.monotonic()
             gc.collect()
+            collect_ms = (time.monotonic() - began) * 1000
             self.counts["collections"] += 1
         torch.cuda.empty_cache()
+        return collect_ms
 
     def _free(self):
         return torch.cuda.mem_get_info(self.device)[0]
@@ -1011,7 +1015,7 @@ class Server:
         self._end_baseline(baseline)
         # Where the server's time went (docs/verdict.md, `baseline_phase_seconds`); `wait` is the timed side's.
         answer["phases_ms"] = dict(calls=calls_ms, wait=calls_waited + baseline.phases_ms["reset_wait"],
-                                   **{k: baseline.phases_ms[k] for k in ("reset", "release", "give_back")})
+                                   **{k: baseline.phases_ms[k] for k in ("reset", "release", "collect", "give_back")})
         return answer
 
     def _end_baseline(self, baseline):
@@ -1027,11 +1031,14 @@ class Server:
                 self.tasks.dynamo.submit(torch._dynamo.reset).result()
         reset = time.monotonic()
         reset_wait = self.tasks.task_code.waited_ms() - waits
-        self.tasks.release(baseline.entry)
+        release_collect = self.tasks.release(baseline.entry)
         released = time.monotonic()
-        self.tasks.give_back_memory()
+        give_back_collect = self.tasks.give_back_memory()
+        # `collect`: the garbage collections in either (give_back_memory), apart from them.
         baseline.phases_ms.update(reset=(reset - began) * 1000 - reset_wait, reset_wait=reset_wait,
-                                  release=(released - reset) * 1000, give_back=(time.monotonic() - released) * 1000)
+                                  release=(released - reset) * 1000 - release_collect,
+                                  collect=release_collect + give_back_collect,
+                                  give_back=(time.monotonic() - released) * 1000 - give_back_collect)
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
