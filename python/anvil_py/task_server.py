@@ -148,7 +148,14 @@ class Tasks:
         self.entries = collections.OrderedDict()
         self.names = itertools.count()
         self.counts = {"loads": 0, "hits": 0, "evictions": 0, "made_on_request": 0, "dropped_for_room": 0,
-                       "waits_for_room": 0, "kept_unmade": 0, "collections": 0}
+                       "waits_for_room": 0, "kept_unmade": 0, "collections": 0, "full_collections": 0}
+        # Objects that survive a collection while no session or baseline runs (what torch.compile imported, the kept
+        # tasks) are frozen out of the next ones' walk (gc.freeze): a collection walks the objects made since, a
+        # millisecond where a full one took 0.15-0.2 s (bench/results/all_problems_h100_call8.md). A task dropped
+        # since may have left garbage cycles among them, or torch holds more beyond the kept tasks after a collection
+        # than after the last full one (`settled`): the next collection thaws them first (`thaw`).
+        self.thaw = False
+        self.settled = 0
 
     def kept_bytes(self):
         return sum(e.kept_bytes() for e in self.entries.values())
@@ -201,6 +208,7 @@ class Tasks:
     def _forget(self, key):
         """Drops a task (under self.lock)."""
         entry = self.entries.pop(key)
+        self.thaw = True  # Its objects may be frozen: the next collection looks at them too.
         sys.modules.pop(entry.module_name, None)
 
     def _forget_unused(self, entry):
@@ -214,21 +222,43 @@ class Tasks:
         process alone): the candidate and the baselines need it. Tensors held only by garbage cycles are looked for
         when torch holds more than COLLECT_ABOVE beyond the kept tasks, or buffers stay exported while no session
         or baseline runs (a full collection takes 0.1-0.2 s once torch.compile ran here, and a verdict ends five
-        sessions and baselines). The milliseconds the collection took (0.0: none ran)."""
+        sessions and baselines); a collection walks the objects made since the last one that ran while nothing else
+        did, unless it must thaw the rest (`thaw`). The milliseconds the collection took (0.0: none ran)."""
         if self.device.type != "cuda":
             return 0.0
         with self.lock:
-            loose = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
-            if not any(e.users for e in self.entries.values()):
-                loose += device_buffers.exported_bytes()
+            loose = self._loose()
+            thaw, self.thaw = self.thaw, False
         collect_ms = 0.0
         if loose > COLLECT_ABOVE:
             began = time.monotonic()
+            if thaw:
+                gc.unfreeze()
+                self.counts["full_collections"] += 1
             gc.collect()
+            with self.lock:
+                if not any(e.users for e in self.entries.values()):  # No session or baseline runs: freeze.
+                    after = self._loose()
+                    if thaw:
+                        self.settled = after
+                    elif after > self.settled + COLLECT_ABOVE:
+                        self.thaw = True  # Held beyond the last full collection's level: walk them all next time.
+                    gc.freeze()
             collect_ms = (time.monotonic() - began) * 1000
             self.counts["collections"] += 1
+        elif thaw:
+            with self.lock:
+                self.thaw = True  # For the next collection.
         torch.cuda.empty_cache()
         return collect_ms
+
+    def _loose(self):
+        """What torch holds on the device beyond the kept tasks, and while no session or baseline runs the buffers
+        still exported (under self.lock)."""
+        loose = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
+        if not any(e.users for e in self.entries.values()):
+            loose += device_buffers.exported_bytes()
+        return loose
 
     def _free(self):
         return torch.cuda.mem_get_info(self.device)[0]
@@ -285,6 +315,7 @@ class Tasks:
         with self.lock:
             self.counts["waits_for_room"] += 1
             self._forget_unused(entry)
+            self.thaw = True  # Every garbage cycle goes, the frozen ones too.
         self.give_back_memory()
 
     def _load(self, entry):

@@ -876,6 +876,8 @@ def test_giving_memory_back_looks_for_garbage_cycles_only_when_memory_is_unexpla
     monkeypatch.setattr(task_server.torch.cuda, "empty_cache", lambda: device.update(emptied=device["emptied"] + 1))
     monkeypatch.setattr(device_buffers, "exported_bytes", lambda: device["exported"])
     monkeypatch.setattr(task_server.gc, "collect", lambda: device.update(collected=device["collected"] + 1))
+    monkeypatch.setattr(task_server.gc, "freeze", lambda: None)
+    monkeypatch.setattr(task_server.gc, "unfreeze", lambda: None)
     tasks = task_server.Tasks(torch.device("cuda"), 1 << 40)
     entry = task_server._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
     entry.trials, entry.bytes = [], 1 << 30
@@ -894,6 +896,58 @@ def test_giving_memory_back_looks_for_garbage_cycles_only_when_memory_is_unexpla
     entry.users = 0  # Exported, with nothing running: held by garbage.
     tasks.give_back_memory()
     assert device["collected"] == 2 and device["emptied"] == 4, device
+
+
+def test_a_collection_walks_only_what_is_new_unless_a_task_went_or_memory_grew(monkeypatch):
+    # After torch.compile a full collection walks ~270,000 objects (0.12-0.2 s); frozen, the walk takes a millisecond
+    # (bench/results/all_problems_h100_call8.md). What survives a collection while nothing runs is frozen; a task
+    # dropped since, or memory held beyond the last full collection's level, thaws them for the next one.
+    from anvil_py import device_buffers, task_server  # noqa: PLC0415
+
+    calls = []
+    device = {"allocated": 0}
+    monkeypatch.setattr(task_server.torch.cuda, "memory_allocated", lambda d=None: device["allocated"])
+    monkeypatch.setattr(task_server.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(device_buffers, "exported_bytes", lambda: 0)
+    for name in ("collect", "freeze", "unfreeze"):
+        monkeypatch.setattr(task_server.gc, name, lambda name=name: calls.append(name))
+    tasks = task_server.Tasks(torch.device("cuda"), 1 << 40)
+    kept = task_server._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
+    kept.trials, kept.bytes = [], 1 << 30
+    tasks.entries["relu"] = kept
+    held = 2 * task_server.COLLECT_ABOVE  # Beyond the kept task, and no collection frees it (a workspace of torch's).
+    device["allocated"] = (1 << 30) + held
+
+    def give_back():
+        calls.clear()
+        tasks.give_back_memory()
+        return list(calls)
+
+    # The first finds memory it cannot explain: the next one walks everything, and settles there.
+    assert give_back() == ["collect", "freeze"]
+    assert give_back() == ["unfreeze", "collect", "freeze"]
+    assert tasks.stats()["full_collections"] == 1
+    # Then each walks only the objects made since, and freezes them again.
+    assert give_back() == ["collect", "freeze"]
+    assert give_back() == ["collect", "freeze"]
+    kept.users = 1  # A session runs: its objects are not frozen.
+    assert give_back() == ["collect"]
+    kept.users = 0
+    assert give_back() == ["collect", "freeze"]
+    # Memory grows beyond the settled level and a walk of the new objects does not free it: all of them next time.
+    device["allocated"] += 2 * task_server.COLLECT_ABOVE
+    assert give_back() == ["collect", "freeze"]
+    assert give_back() == ["unfreeze", "collect", "freeze"]
+    assert give_back() == ["collect", "freeze"]
+    # A task dropped: its objects may be frozen garbage now.
+    other = task_server._Entry("other", {"task": "other.py", "prepared": "q", "seeds": ["1"]})
+    tasks.entries["other"] = other
+    with tasks.lock:
+        tasks._forget_unused(kept)
+    assert "other" not in tasks.entries
+    assert give_back() == ["unfreeze", "collect", "freeze"]
+    assert give_back() == ["collect", "freeze"]
+    assert tasks.stats()["full_collections"] == 3 and tasks.stats()["collections"] == 11
 
 
 def test_the_server_is_named_so_messages_about_the_devices_memory_can_name_it(server):
