@@ -21,7 +21,7 @@ import sys
 def row(v):
     stages = v.get("stage_seconds") or {}
     # Reported apart: the candidate's extraction and build, torch.compile's own compile, and `setup` (torch's build
-    # facts and the sandbox probe, found once per run: the first verdicts of a batch wait for them together).
+    # facts, the sandbox probe and the workers' zygote, once per run: the first verdicts of a batch wait together).
     apart = (stages.get("extract", 0) + stages.get("compile", 0) + v.get("baseline_compile_seconds", 0)
              + stages.get("setup", 0))
     work = sum((v.get("work_seconds") or {}).values())

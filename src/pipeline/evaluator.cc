@@ -15,6 +15,7 @@
 #include "core/files.h"
 #include "core/left_folders.h"
 #include "core/sandbox.h"
+#include "core/zygote.h"
 #include "integrity/candidate_sandbox.h"
 #include "integrity/static_legal.h"
 #include "integrity/symbol_scan.h"
@@ -202,12 +203,15 @@ Verdict Evaluator::EvaluateOnce(const Task& task, const fs::path& candidate, con
   if (full) return infra(*full);
 
   // Torch's build facts and the sandbox this machine allows: found once per
-  // run (cached on disk); every gate needs them.
+  // run (cached on disk); every gate needs them, and the workers' zygote.
   {
     StageClock clock(v, "setup");
     auto torch = Torch();
     if (!torch.ok()) return infra(torch.message());
     (void)SandboxSwitches(torch.value());
+    // It starts once per run, in seconds: the run's time, not the first
+    // verdicts' preparation or extraction (all_problems_h100_call8.md).
+    (void)Zygote::Shared();
   }
   std::shared_future<Result<PreparedTask>> preparing;
   if (v.device_present) preparing = PrepareAsync(task);

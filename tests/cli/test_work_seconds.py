@@ -35,3 +35,18 @@ def test_each_part_of_the_work_is_counted_once(tmp_path):
     assert [v["work_seconds"]["prepare"] > 0 for v in verdicts if "prepare" in v["work_seconds"]] == [True]
     # A wrong answer is never timed, and no baseline is measured for it.
     assert "baselines" not in by_name["wrong_answer_kb.py"]["work_seconds"]
+
+
+def test_the_workers_start_is_the_runs_setup_not_the_first_verdicts_stages(tmp_path):
+    # The warm Python that forks anvil's workers (src/core/zygote.h) starts once per run and takes seconds (torch's
+    # import; 9 s for the first verdicts of a run on the H100 host: bench/results/all_problems_h100_call8.md). It is
+    # the run's setup, reported apart as torch's build facts are, not the first verdict's preparation or extraction.
+    task = tmp_path / "relu_setup.py"
+    task.write_text((EXAMPLES / "tasks" / "relu.py").read_text() + f"\n# setup {uuid.uuid4()}\n")
+    eval_json("-t", str(task), "-c", str(CANDIDATES / "pass_kb.py"), "--no-perf")  # Torch's build facts found.
+    verdicts, p = eval_json("-t", str(task), "-c", str(CANDIDATES / "pass_kb.py"), "--no-perf", "--trials", "2")
+    assert [v["status"] for v in verdicts] == ["pass"], p.stderr
+    stages = verdicts[0]["stage_seconds"]
+    # Torch's import in the workers' start: about a second at least on any machine.
+    assert stages["setup"] > 0.5, stages
+    assert stages["extract"] + stages.get("prepare", 0) < 0.5 * stages["setup"], stages
