@@ -7,7 +7,10 @@ problems' time, not this one's); they are reported apart too. Prints a markdown 
 where their time went (the stages, and the baselines' phases: `baseline_phase_seconds`), and the problems whose
 torch.compile baseline compiled no graph (`gates.perf.compile_graphs`).
 
-    python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10]
+    python3 bench/scripts/work_table.py all_own.jsonl all_reference.jsonl [--worst 10] [--against OLD.jsonl ...]
+
+With --against (an earlier run's verdicts), each file's problems that the earlier run judged too are compared:
+problems within, median beyond and the largest stages summed, then and now.
 
 A problem with several candidates counts by its worst verdict. Verdicts without work_seconds (made before it
 existed) and infra_error verdicts are listed apart.
@@ -15,6 +18,7 @@ existed) and infra_error verdicts are listed apart.
 
 import argparse
 import json
+import statistics
 import sys
 
 
@@ -37,13 +41,10 @@ def row(v):
             "compile_graphs": ((v.get("gates") or {}).get("perf") or {}).get("compile_graphs")}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("verdicts", nargs="+")
-    parser.add_argument("--worst", type=int, default=10)
-    args = parser.parse_args(argv)
-    rows, skipped = {}, []
-    for path in args.verdicts:
+def read_rows(paths, skipped):
+    """{problem: its worst verdict's row} of the verdicts in `paths`; what cannot count goes to `skipped`."""
+    rows = {}
+    for path in paths:
         with open(path) as f:
             for line in f:
                 if not line.strip():
@@ -56,6 +57,39 @@ def main(argv=None):
                 r = row(v)
                 if r["problem"] not in rows or r["excess"] > rows[r["problem"]]["excess"]:
                     rows[r["problem"]] = r
+    return rows
+
+
+def compare(paths, before):
+    """Each of `paths`' problems that `before` (rows of an earlier run) has too: then and now, as markdown."""
+    print("\n| file | problems in both | within then -> now | median beyond then -> now | stages summed then -> now |")
+    print("|---|---|---|---|---|")
+    for path in paths:
+        now = read_rows([path], [])
+        both = sorted(set(now) & set(before))
+        if not both:
+            continue
+        stages = {}
+        for rows, side in ((before, 0), (now, 1)):
+            for p in both:
+                for k, s in rows[p]["stages"].items():
+                    stages.setdefault(k, [0.0, 0.0])[side] += s
+        top = sorted(stages.items(), key=lambda kv: -max(kv[1]))[:6]
+        within = [sum(rows[p]["excess"] <= 0 for p in both) for rows in (before, now)]
+        beyond = [statistics.median(rows[p]["beyond"] for p in both) for rows in (before, now)]
+        print(f"| {path.rsplit('/', 1)[-1]} | {len(both)} | {within[0]} -> {within[1]} | "
+              f"{beyond[0]:.2f} s -> {beyond[1]:.2f} s | "
+              + ", ".join(f"{k} {a:.0f} -> {b:.0f} s" for k, (a, b) in top) + " |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("verdicts", nargs="+")
+    parser.add_argument("--worst", type=int, default=10)
+    parser.add_argument("--against", nargs="+", default=[], help="an earlier run's verdicts, to compare with")
+    args = parser.parse_args(argv)
+    skipped = []
+    rows = read_rows(args.verdicts, skipped)
     if not rows:
         sys.exit("work_table: no verdict with work_seconds")
     within = [r for r in rows.values() if r["excess"] <= 0]
@@ -78,6 +112,8 @@ def main(argv=None):
           f"{len(eager)}" + (": " + ", ".join(eager[:30]) + (" ..." if len(eager) > 30 else "") if eager else ""))
     if skipped:
         print("\nLeft out: " + "; ".join(skipped[:20]) + (" ..." if len(skipped) > 20 else ""))
+    if args.against:
+        compare(args.verdicts, read_rows(args.against, []))
 
 
 if __name__ == "__main__":
