@@ -14,6 +14,7 @@ import collections
 import concurrent.futures
 import ctypes
 import gc
+import importlib
 import itertools
 import json
 import os
@@ -156,6 +157,7 @@ class Tasks:
         # than after the last full one (`settled`): the next collection thaws them first (`thaw`).
         self.thaw = False
         self.settled = 0
+        self.compiler = None  # warm_compiler's import, once asked.
 
     def kept_bytes(self):
         return sum(e.kept_bytes() for e in self.entries.values())
@@ -450,10 +452,22 @@ class Tasks:
                 entry.held[k] = made
             return entry.held[k]
 
+    def warm_compiler(self):
+        """torch.compile's modules imported now, on the thread that compiles (2.5 s on the CPU machine, 3.4-6.3 s on
+        the H100 host: the run's first compile baseline paid it, bench/results/all_problems_h100_call8.md). A
+        baseline's compile asked meanwhile waits for it there."""
+        self.compiler = self.dynamo.submit(_import_compiler)
+
     def stats(self):
         with self.lock:
             return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(),
-                        in_use_bytes=self.in_use_bytes(), budget_bytes=self.budget)
+                        in_use_bytes=self.in_use_bytes(), budget_bytes=self.budget,
+                        compiler_imported=self.compiler is not None and self.compiler.done())
+
+
+def _import_compiler():
+    for name in ("torch._dynamo", "torch._inductor.compile_fx"):
+        importlib.import_module(name)
 
 
 def _build_reference(module, entry, device):
@@ -1172,6 +1186,8 @@ def main(argv=None):
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--budget-bytes", type=int, default=0, help="0: half of the device's free memory")
+    parser.add_argument("--warm-compiler", choices=("auto", "on", "off"), default="auto",
+                        help="import torch.compile's modules at the start, in the background (auto: on a GPU)")
     args = parser.parse_args(argv)
     _name_process(b"anvil-tasks")
     control = socket.socket(fileno=args.control_fd)
@@ -1188,6 +1204,8 @@ def main(argv=None):
         trial_channel.send(control, {"ready": False, "error": f"{type(e).__name__}: {e}".replace('"', "'")})
         return 1
     server = Server(control, device, budget)
+    if args.warm_compiler == "on" or (args.warm_compiler == "auto" and device.type == "cuda"):
+        server.tasks.warm_compiler()
     trial_channel.send(control, {"ready": True, "pid": os.getpid(), "budget_bytes": budget,
                                  "session_room": SESSION_ROOM, "session_margin": SESSION_MARGIN})
     server.serve()

@@ -721,6 +721,30 @@ def test_a_compile_baseline_says_how_many_graphs_dynamo_compiled(server, tmp_pat
     assert set_up["ok"] and set_up["compile_graphs"] is None, set_up  # Eager: nothing to say.
 
 
+def test_a_server_told_to_warm_the_compiler_imports_it_before_the_first_compile_baseline():
+    # The run's first compile baseline paid torch.compile's imports in its `dynamo` phase (3.4-6.3 s on the H100
+    # host); a server on a GPU imports them at its start, in the background (--warm-compiler on: here, on the CPU).
+    warm = Server("--warm-compiler", "on")
+    try:
+        deadline = time.monotonic() + 120
+        while not warm.ask({"op": "stats"})["compiler_imported"]:
+            assert time.monotonic() < deadline, "the compiler's modules were never imported"
+            time.sleep(0.1)
+        set_up, timed = baseline(warm, TASKS / "relu.py", ["81"], mode="compile")
+        assert set_up["ok"] and timed["ok"], (set_up, timed)
+        warmed = set_up["phases_ms"]["dynamo"]
+    finally:
+        warm.stop()
+    cold = Server()  # On the CPU the default is not to.
+    try:
+        assert cold.ask({"op": "stats"})["compiler_imported"] is False
+        set_up, timed = baseline(cold, TASKS / "relu.py", ["81"], mode="compile")
+        assert set_up["ok"] and timed["ok"], (set_up, timed)
+        assert warmed < 0.5 * set_up["phases_ms"]["dynamo"], (warmed, set_up["phases_ms"])
+    finally:
+        cold.stop()
+
+
 def test_weights_travel_packed_in_one_buffer_and_come_back_by_name():
     """send_weights/receive_weights: every weight in one sealed memfd at an aligned offset, by name, with the state
     dict's names apart (a buffer that is not persistent travels too, for native candidates)."""
