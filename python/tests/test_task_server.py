@@ -826,7 +826,7 @@ def test_a_task_loaded_while_sessions_hold_the_budget_is_made_on_request(monkeyp
     # On a GPU the sessions' memory (trials made on request, exported buffers) counts against the budget beside the
     # kept tasks (Tasks.in_use_bytes, 0 on the CPU): a task loaded while a multi-GB session runs must not take what
     # that session and its candidate need. Here a session holding most of the budget is simulated.
-    from anvil_py.task_server import Tasks  # noqa: PLC0415
+    from anvil_py.task_store import Tasks  # noqa: PLC0415
 
     relu = fresh_inputs(TASKS / "relu.py", 1)[0]
     one_task = relu.numel() * relu.element_size() * 2
@@ -893,27 +893,27 @@ def test_giving_memory_back_looks_for_garbage_cycles_only_when_memory_is_unexpla
     # A full collection takes 0.1-0.2 s once torch.compile ran in the server, and a verdict gives memory back after
     # each of its sessions and baselines: the server collects only when torch holds more than its kept tasks, or
     # buffers stay exported while nothing runs (tests/gpu/test_gpu_trial_buffers.py frees a real cycle).
-    from anvil_py import device_buffers, task_server  # noqa: PLC0415
+    from anvil_py import device_buffers, task_store  # noqa: PLC0415
 
     device = {"allocated": 0, "exported": 0, "emptied": 0, "collected": 0}
-    monkeypatch.setattr(task_server.torch.cuda, "memory_allocated", lambda d=None: device["allocated"])
-    monkeypatch.setattr(task_server.torch.cuda, "empty_cache", lambda: device.update(emptied=device["emptied"] + 1))
+    monkeypatch.setattr(task_store.torch.cuda, "memory_allocated", lambda d=None: device["allocated"])
+    monkeypatch.setattr(task_store.torch.cuda, "empty_cache", lambda: device.update(emptied=device["emptied"] + 1))
     monkeypatch.setattr(device_buffers, "exported_bytes", lambda: device["exported"])
-    monkeypatch.setattr(task_server.gc, "collect", lambda: device.update(collected=device["collected"] + 1))
-    monkeypatch.setattr(task_server.gc, "freeze", lambda: None)
-    monkeypatch.setattr(task_server.gc, "unfreeze", lambda: None)
-    tasks = task_server.Tasks(torch.device("cuda"), 1 << 40)
-    entry = task_server._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
+    monkeypatch.setattr(task_store.gc, "collect", lambda: device.update(collected=device["collected"] + 1))
+    monkeypatch.setattr(task_store.gc, "freeze", lambda: None)
+    monkeypatch.setattr(task_store.gc, "unfreeze", lambda: None)
+    tasks = task_store.Tasks(torch.device("cuda"), 1 << 40)
+    entry = task_store._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
     entry.trials, entry.bytes = [], 1 << 30
     tasks.entries["relu"] = entry
 
     device["allocated"] = (1 << 30) + (1 << 20)  # The kept task, and torch's rounding.
     tasks.give_back_memory()
     assert device["collected"] == 0 and device["emptied"] == 1, device
-    device["allocated"] += task_server.COLLECT_ABOVE
+    device["allocated"] += task_store.COLLECT_ABOVE
     tasks.give_back_memory()
     assert device["collected"] == 1 and tasks.stats()["collections"] == 1, device
-    device["allocated"], device["exported"] = 1 << 30, 2 * task_server.COLLECT_ABOVE
+    device["allocated"], device["exported"] = 1 << 30, 2 * task_store.COLLECT_ABOVE
     entry.users = 1  # A session maps its buffers.
     tasks.give_back_memory()
     assert device["collected"] == 1, device
@@ -926,20 +926,20 @@ def test_a_collection_walks_only_what_is_new_unless_a_task_went_or_memory_grew(m
     # After torch.compile a full collection walks ~270,000 objects (0.12-0.2 s); frozen, the walk takes a millisecond
     # (bench/results/all_problems_h100_call8.md). What survives a collection while nothing runs is frozen; a task
     # dropped since, or memory held beyond the last full collection's level, thaws them for the next one.
-    from anvil_py import device_buffers, task_server  # noqa: PLC0415
+    from anvil_py import device_buffers, task_store  # noqa: PLC0415
 
     calls = []
     device = {"allocated": 0}
-    monkeypatch.setattr(task_server.torch.cuda, "memory_allocated", lambda d=None: device["allocated"])
-    monkeypatch.setattr(task_server.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(task_store.torch.cuda, "memory_allocated", lambda d=None: device["allocated"])
+    monkeypatch.setattr(task_store.torch.cuda, "empty_cache", lambda: None)
     monkeypatch.setattr(device_buffers, "exported_bytes", lambda: 0)
     for name in ("collect", "freeze", "unfreeze"):
-        monkeypatch.setattr(task_server.gc, name, lambda name=name: calls.append(name))
-    tasks = task_server.Tasks(torch.device("cuda"), 1 << 40)
-    kept = task_server._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
+        monkeypatch.setattr(task_store.gc, name, lambda name=name: calls.append(name))
+    tasks = task_store.Tasks(torch.device("cuda"), 1 << 40)
+    kept = task_store._Entry("relu", {"task": "relu.py", "prepared": "p", "seeds": ["1"]})
     kept.trials, kept.bytes = [], 1 << 30
     tasks.entries["relu"] = kept
-    held = 2 * task_server.COLLECT_ABOVE  # Beyond the kept task, and no collection frees it (a workspace of torch's).
+    held = 2 * task_store.COLLECT_ABOVE  # Beyond the kept task, and no collection frees it (a workspace of torch's).
     device["allocated"] = (1 << 30) + held
 
     def give_back():
@@ -959,12 +959,12 @@ def test_a_collection_walks_only_what_is_new_unless_a_task_went_or_memory_grew(m
     kept.users = 0
     assert give_back() == ["collect", "freeze"]
     # Memory grows beyond the settled level and a walk of the new objects does not free it: all of them next time.
-    device["allocated"] += 2 * task_server.COLLECT_ABOVE
+    device["allocated"] += 2 * task_store.COLLECT_ABOVE
     assert give_back() == ["collect", "freeze"]
     assert give_back() == ["unfreeze", "collect", "freeze"]
     assert give_back() == ["collect", "freeze"]
     # A task dropped: its objects may be frozen garbage now.
-    other = task_server._Entry("other", {"task": "other.py", "prepared": "q", "seeds": ["1"]})
+    other = task_store._Entry("other", {"task": "other.py", "prepared": "q", "seeds": ["1"]})
     tasks.entries["other"] = other
     with tasks.lock:
         tasks._forget_unused(kept)
@@ -983,7 +983,8 @@ def test_the_server_is_named_so_messages_about_the_devices_memory_can_name_it(se
 def test_a_baseline_copies_a_kept_trials_inputs_and_takes_inputs_made_for_it_as_they_are():
     # A reference that writes into its inputs must leave a kept trial alone: the baseline times a copy. Inputs made
     # on request (a multi-GB task over the budget) are the baseline's own: a second copy would double its memory.
-    from anvil_py.task_server import Tasks, _Baseline  # noqa: PLC0415
+    from anvil_py.task_server import _Baseline
+    from anvil_py.task_store import Tasks  # noqa: PLC0415
 
     task = str(TASKS / "relu.py")
     request = {"task": task, "prepared": task, "seeds": ["1", "2"], "compare": True}

@@ -150,7 +150,7 @@ def test_memory_held_by_a_garbage_cycle_goes_back_to_the_device():
 
     import torch  # noqa: PLC0415
 
-    from anvil_py.task_server import Tasks  # noqa: PLC0415
+    from anvil_py.task_store import Tasks  # noqa: PLC0415
 
     tasks = Tasks(torch.device("cuda", 0), 1 << 30)
     gc.disable()  # Only give_back_memory may collect it.
