@@ -6,6 +6,7 @@ and what the server no longer holds goes back to the device.
 
 import collections
 import concurrent.futures
+import contextlib
 import gc
 import importlib
 import itertools
@@ -95,21 +96,71 @@ class _TaskCodeLock:
     """Tasks.task_code: task code runs one call at a time. What a thread waited for it while another thread ran task
     code (another verdict's preparation or trials, torch.compile's compile of another task's baseline) adds up on
     that thread (`waited_ms`): the requests report it (`waited_ms`, the baselines' `wait` phase) and anvil counts it
-    as a queue, other verdicts' time (docs/verdict.md, `server_wait_seconds`)."""
+    as a queue, other verdicts' time (docs/verdict.md, `server_wait_seconds`).
+
+    A compile lends it (`lent`) while inductor compiles the graphs dynamo traced (seconds, a minute and more on level
+    3; no task code runs there): then code that makes tasks and trials (`making`: a task's load, a trial's inputs
+    under its seed and the reference's outputs) may run, if its TF32 switches are the compile's (inductor reads
+    them). The rest (set-ups and timed calls of baselines, dynamo's reset) waits for the compile to take it back."""
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._cv = threading.Condition()
+        self._held = False
+        self._lent = None  # While a compile lends task code: its TF32 switches ("off" or "default").
+        self._taking_back = False
         self._waits = threading.local()
+        self.lends = 0
+
+    def _take(self, may):
+        with self._cv:
+            if self._held or not may():
+                began = time.monotonic()
+                self._cv.wait_for(lambda: not self._held and may())
+                self.add((time.monotonic() - began) * 1000)
+            self._held = True
+
+    def _give(self):
+        with self._cv:
+            self._held = False
+            self._cv.notify_all()
 
     def __enter__(self):
-        if not self._lock.acquire(blocking=False):
-            began = time.monotonic()
-            self._lock.acquire()
-            self.add((time.monotonic() - began) * 1000)
+        self._take(lambda: self._lent is None and not self._taking_back)
         return self
 
     def __exit__(self, *exc):
-        self._lock.release()
+        self._give()
+
+    @contextlib.contextmanager
+    def making(self, tf32):
+        """Task code that makes a task or its trials with TF32 switches `tf32`: it may also run while a compile of
+        the same switches lends task code."""
+        self._take(lambda: not self._taking_back and self._lent in (None, tf32))
+        try:
+            yield self
+        finally:
+            self._give()
+
+    @contextlib.contextmanager
+    def lent(self, tf32):
+        """Held by this thread (a compile of TF32 switches `tf32`): `making` code runs meanwhile; at the block's end
+        the compile takes task code back before anyone else, waiting (this thread's wait) for code running in it,
+        and the process's switches that dynamo checks after its compile are put back as they were."""
+        switches = _global_switches()
+        with self._cv:
+            self._lent, self._held = tf32, False
+            self.lends += 1
+            self._cv.notify_all()
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._lent, self._taking_back = None, True
+                began = time.monotonic()
+                self._cv.wait_for(lambda: not self._held)
+                self._held, self._taking_back = True, False
+                self.add((time.monotonic() - began) * 1000)
+            _set_global_switches(switches)
 
     def waited_ms(self):
         """What this thread has waited so far."""
@@ -122,6 +173,27 @@ class _TaskCodeLock:
     def span(self):
         """This thread's time from now on, its waits for task code apart (a phase of a request)."""
         return _Span(self)
+
+
+def _global_switches():
+    """The process's switches that task code may set and dynamo checks are unchanged after it compiled (its
+    GlobalStateGuard; grad mode and the like are per thread)."""
+    return (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction, torch.get_default_dtype(),
+            torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.get_num_threads())
+
+
+def _set_global_switches(switches):
+    cudnn, matmul, fp16, bf16, dtype, deterministic, warn_only, threads = switches
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = fp16
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = bf16
+    torch.set_default_dtype(dtype)
+    torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 class _Span:
@@ -140,7 +212,7 @@ class _Span:
 class Tasks:
     """Prepared tasks kept warm within `budget` bytes, least recently used evicted first. Task code (importing the
     task, building its model, get_inputs under a seed, the reference's forward) runs one call at a time: torch's
-    generator and TF32 switches are the process's."""
+    generator and TF32 switches are the process's (but for a compile's lending: _TaskCodeLock)."""
 
     def __init__(self, device, budget):
         self.device, self.budget = device, budget
@@ -325,7 +397,7 @@ class Tasks:
 
     def _load(self, entry):
         try:
-            with self.task_code:
+            with self.task_code.making(entry.tf32):
                 entry.module_name = f"anvil_task_{next(self.names)}"
                 module = load_module(entry.path, entry.module_name)
                 if not hasattr(module, "get_inputs"):
@@ -343,7 +415,7 @@ class Tasks:
                 if self._make_room(entry):
                     entry.trials = [first]
             if entry.trials is not None:
-                with self.task_code:
+                with self.task_code.making(entry.tf32):
                     entry.trials += [self._make(entry, k) for k in range(1, len(entry.seeds))]
         except BaseException as e:  # noqa: BLE001 - the session says it, anvil judges it
             entry.error = e if isinstance(e, TaskError) else TaskError("server", f"{type(e).__name__}: {e}",
@@ -388,7 +460,7 @@ class Tasks:
         false)."""
         if entry.trials is not None:
             return entry.trials[k]
-        with self.task_code:
+        with self.task_code.making(entry.tf32):
             self.counts["made_on_request"] += 1
             return self._make(entry, k, reference)
 
@@ -396,7 +468,7 @@ class Tasks:
         """Timing set k made from its seed: (inputs, the reference's outputs or None)."""
         if k >= len(entry.timing_seeds):
             raise TaskError("server", f"timing set {k} has no seed (the task has {len(entry.timing_seeds)})")
-        with self.task_code:
+        with self.task_code.making(entry.tf32):
             return self._make(entry, k, reference, entry.timing_seeds)
 
     def timed_sets(self, entry, source, count):
@@ -445,7 +517,7 @@ class Tasks:
                 if not 0 <= k < len(entry.held_recipes):
                     raise TaskError("server", f"held-out set {k} has no recipe (the task has "
                                     f"{len(entry.held_recipes)})")
-                with self.task_code:
+                with self.task_code.making(entry.tf32):
                     set_tf32(entry.tf32)
                     with torch.no_grad():
                         made = held_out_set(entry.get_inputs, entry.held_recipes[k], self.device,
@@ -465,7 +537,8 @@ class Tasks:
         with self.lock:
             return dict(self.counts, tasks=len(self.entries), kept_bytes=self.kept_bytes(),
                         in_use_bytes=self.in_use_bytes(), budget_bytes=self.budget,
-                        compiler_imported=self.compiler is not None and self.compiler.done())
+                        compiler_imported=self.compiler is not None and self.compiler.done(),
+                        lends=self.task_code.lends)
 
 
 def _import_compiler():
