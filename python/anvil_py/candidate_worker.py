@@ -39,6 +39,9 @@ EXIT_CANDIDATE_ERROR = 3
 _EXTRACTION_FORWARD_SECONDS = 5
 # Inputs up to this many elements are real zeros on the CPU for that forward; larger ones meta tensors.
 _EXTRACTION_CPU_ELEMENTS = 1 << 24
+# A trial's outputs from this many bytes on: what torch keeps of them after the trial goes back to the device (the
+# server makes the next trial's buffers there); below, the next trial reuses it.
+LARGE_OUTPUTS = 256 << 20
 # ---------------------------------------------------------------- kernelbench
 def _listify(x):
     if x is None:
@@ -424,6 +427,13 @@ def run(args):
                 data.done(k, outputs)
             except OutputUnreadable as e:
                 raise unreadable_outputs(args, f"trial_{k}", e.names) from None
+            # Compared: the trial's tensors go before the server makes the next trial's (held, its inputs' buffers
+            # stayed on the device beside the next ones: GBs on multi-GB tasks), and on a GPU what torch keeps of
+            # large outputs goes back to the device, where the server makes the next trial's buffers.
+            large = sum(o.numel() * o.element_size() for o in outputs if isinstance(o, torch.Tensor)) >= LARGE_OUTPUTS
+            inputs = result = outputs = None
+            if large and device.type == "cuda":
+                torch.cuda.empty_cache()
         if args.format == "kernelbench":
             _held_out_trials(model, device, timer, args, trace, ops, data)
             guard.check("after the held-out sets")

@@ -36,6 +36,9 @@ from anvil_py.trial_channel import ChannelClosed, ChannelError
 MAX_CALLS = 1 << 20
 # Elements of each output re-read from the exported buffer after its comparison (a change: run.after_return).
 RECHECK_SAMPLE = 64
+# A trial made on request from this many bytes on: torch's cached copy of its inputs goes back to the device once
+# they are sent (a multi-GB session's candidate needs the room beside the server's buffers).
+LARGE_TRIAL = 256 << 20
 _SAME_SIZE_INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # Fields of a comparison that may be NaN or infinite: sent as text ("nan", "inf", "-inf"), which JSON can hold.
 _FLOAT_FIELDS = ("expected_at_first", "actual_at_first", "max_abs_error", "max_rel_error", "mean_abs_error")
@@ -435,6 +438,11 @@ class Server:
             _make_failed(session, f"making trial {k}", e)
             return False
         buffers = _send_inputs(session, f"trial {k}", inputs, None if timing else expected)
+        if entry.trials is None and self.device.type == "cuda" and entry.trial_bytes >= LARGE_TRIAL:
+            # Made for this request and copied into the candidate's buffers: what torch keeps of the inputs goes back
+            # to the device, where the candidate computes its outputs.
+            inputs = None
+            torch.cuda.empty_cache()
         if buffers is _SENT_NOTHING:
             return False
         with session.lock:

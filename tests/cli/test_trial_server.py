@@ -176,6 +176,95 @@ def test_an_output_changed_after_it_was_handed_over_is_a_cheat(tmp_path):
     assert "run.after_return" in [h["rule"] for h in by_server["gates"]["legal"]["hits"]]
 
 
+# ReLU whose thread counts, every millisecond, its process's mappings of the task server's input buffers. From the
+# second call on, a call that finds no moment since the call before when none was mapped (a trial's inputs still
+# held by the worker while the server made the next trial's) poisons its output with the fewest it saw. Its static
+# hits (/proc, a thread) are let through (ANVIL_STATIC_VERDICTS=0).
+LINGERING = r"""
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "anvil/native.h"
+
+static std::atomic<int> g_fewest{1 << 20};
+
+static int MappedInputs() {
+  int mapped = 0;
+  FILE* maps = fopen("/proc/self/maps", "r");
+  char line[512];
+  while (maps != nullptr && fgets(line, sizeof(line), maps) != nullptr) mapped += strstr(line, "memfd:anvil-in") != nullptr;
+  if (maps != nullptr) fclose(maps);
+  return mapped;
+}
+
+static void Watch() {
+  for (;;) {
+    const int mapped = MappedInputs();
+    int fewest = g_fewest.load();
+    while (mapped < fewest && !g_fewest.compare_exchange_weak(fewest, mapped)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+static int g_calls = 0;
+
+ANVIL_EXPORT int anvil_forward(const anvil_tensor* in, int n_in, anvil_tensor* out, int n_out, void*) {
+  if (n_in != 1 || n_out != 1) return 1;
+  if (g_calls++ == 0) std::thread(Watch).detach();
+  const int fewest = g_fewest.exchange(1 << 20);
+  const int64_t n = anvil_numel(&in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  if (g_calls > 1 && fewest > 0) y[0] = 1000.0f + static_cast<float>(fewest);  // What it saw, in the mismatch.
+  return 0;
+}
+"""
+
+# ReLU whose inputs take 0.2 s to make.
+SLOW_RELU = """
+import time
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    time.sleep(0.2)
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_trials_inputs_are_let_go_before_the_next_trials_are_made(tmp_path):
+    """The worker lets a trial's inputs go once the server compared its outputs: holding them while the server made
+    the next trial's kept one more trial's inputs on the device (a 17 GB trial's session ran out of an H100's memory
+    at its second trial with the device alone: bench/results/all_problems_h100_call8.md)."""
+    task = tmp_path / "slow_relu.py"
+    task.write_text(SLOW_RELU)
+    candidate = tmp_path / "lingering.cpp"
+    candidate.write_text(LINGERING)
+    # Streamed and over the server's budget: each trial made when the worker asks for it, as a multi-GB task's.
+    verdicts, p = eval_json("--task", str(task), "--candidate", str(candidate), "--timeout", "30", "--no-perf",
+                            "--max-trial-bytes", "1000", "--trial-server-budget", "1K",
+                            env={"ANVIL_STATIC_VERDICTS": "0"})
+    assert len(verdicts) == 1, p.stderr
+    v = verdicts[0]
+    assert v["gates"]["run"]["trial_data"] == "server", v["gates"]["run"]
+    assert v["status"] == "pass" and v["gates"]["correct"]["passed"] == 5, v["gates"]["correct"]
+
+
 def test_streamed_tasks_come_from_the_server_timed_calls_included(tmp_path):
     """A task whose trials are too large to cache (here: over --max-trial-bytes 1000) is made by the server on
     request, not into files per candidate; its timed calls get fresh copies of trial 0's inputs from there."""
