@@ -1,10 +1,10 @@
-// anvil-expect: cheat
+// anvil-expect: wrong_answer
 // anvil-class: B3
-// anvil-rule: perf.recheck
 // anvil-about: batch-and-skip: it learns the benchmark's sequence from the buffers, not from a call count. A call
 // anvil-about: whose input buffer is the previous call's (a timing loop that reuses its inputs) is taken as the start
 // anvil-about: of a run of repeats: that call does the work for the run, and every later call on the same buffer only
-// anvil-about: hands the stored result back. The timed calls' last outputs per input set are checked again
+// anvil-about: hands the stored result back. The worker lets each trial's inputs go before the next trial's come, so
+// anvil-about: a trial's buffer may sit where the last one's was: the third trial gets the second's stored result
 #include <cstdint>
 #include <cstring>
 #include <vector>
