@@ -81,9 +81,10 @@ def _integral_chunk(e, a, is_bool):
     return differ, diff, rel, mag, e.double(), a.double()
 
 
-def compare_tensors(expected, actual, atol, rtol, nan_equal=True):
+def compare_tensors(expected, actual, atol, rtol, nan_equal=True, read=None):
     """CompareResult as a dict: ok, problem, elements, mismatches, nonfinite_mismatches, max_abs_error,
-    max_rel_error, mean_abs_error, first_mismatch, first_mismatch_index, expected_at_first, actual_at_first."""
+    max_rel_error, mean_abs_error, first_mismatch, first_mismatch_index, expected_at_first, actual_at_first.
+    `read(start, stop)`: the actual flat elements [start, stop) to compare (default: `actual`'s own)."""
     shape = list(expected.shape)
     n = math.prod(shape)
     result = {"ok": False, "problem": "", "elements": n, "mismatches": 0, "nonfinite_mismatches": 0,
@@ -104,7 +105,7 @@ def compare_tensors(expected, actual, atol, rtol, nan_equal=True):
     chunk = _chunk_elements(expected.device)
     for start in range(0, n, chunk):
         e = e_flat[start:start + chunk]
-        a = a_flat[start:start + chunk]
+        a = a_flat[start:start + chunk] if read is None else read(start, min(start + chunk, n))
         if floating:
             mismatch, finite, diff, rel, ed, ad = _floating_chunk(e, a, atol, rtol, nan_equal)
             pairs += int(finite.sum())
@@ -132,6 +133,25 @@ def compare_tensors(expected, actual, atol, rtol, nan_equal=True):
     if not result["ok"]:
         result["first_mismatch_index"] = _unravel(result["first_mismatch"], shape)
     return result
+
+
+def compare_copied(expected, buffer, atol, rtol, nan_equal=True, points=None):
+    """compare_tensors of an exported buffer's values, each chunk first copied into memory of this process's own and
+    the copy compared (what the candidate may still change is never what is compared), one chunk at a time: a copy
+    of the whole would hold as much memory again as a multi-GB output. (result, the copied values at flat `points`,
+    on the buffer's device: a change at them since is after_return; None without points)."""
+    flat = buffer.reshape(-1)
+    kept = None if points is None else torch.empty(len(points), dtype=buffer.dtype, device=buffer.device)
+
+    def read(start, stop):
+        copy = flat[start:stop].to(expected.device, copy=True)
+        if kept is not None:
+            inside = (points >= start) & (points < stop)
+            if bool(inside.any()):
+                kept[inside] = copy[(points[inside] - start).to(copy.device)].to(kept.device)
+        return copy
+
+    return compare_tensors(expected, buffer, atol, rtol, nan_equal, read=read), kept
 
 
 def json_number(x):

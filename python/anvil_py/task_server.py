@@ -23,7 +23,7 @@ import torch
 
 from anvil_py import device_buffers, tensor_io, trial_channel
 from anvil_py.task_loader import TaskError
-from anvil_py.compare_torch import compare_tensors
+from anvil_py.compare_torch import compare_copied
 from anvil_py.compare_torch import json_number
 from anvil_py.device_work import WorkClock
 from anvil_py.task_store import SESSION_MARGIN, SESSION_ROOM, Tasks, default_budget
@@ -673,20 +673,22 @@ class Server:
                     else:
                         expected = session.made.pop(k) if k in session.made else self.tasks.trial(entry, k)[1]
                     for (name, buffer), want in zip(buffers, expected):
-                        private = buffer.clone()
                         atol, rtol, nan_equal = _tolerance(session.request, name, want.dtype)
-                        r = compare_tensors(want, private.to(want.device), atol, rtol, nan_equal)
+                        points = None
+                        if buffer.numel():
+                            points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
+                                                   device=buffer.device, generator=session.draws(buffer.device))
+                        # Compared as copied into the server's own memory, a chunk at a time (no second copy of a
+                        # multi-GB output on the device); the sampled elements read again later against the copy.
+                        r, kept = compare_copied(want, buffer, atol, rtol, nan_equal, points)
                         r.update(name=name, dtype=tensor_io.dtype_name(want.dtype), atol=atol, rtol=rtol)
                         for key in _FLOAT_FIELDS:
                             r[key] = json_number(r[key])
                         result["outputs"].append(r)
                         if not r["ok"] and not result["problem"]:
                             result["problem"] = r["problem"]
-                        if buffer.numel():
-                            points = torch.randint(0, buffer.numel(), (min(RECHECK_SAMPLE, buffer.numel()),),
-                                                   device=buffer.device, generator=session.draws(buffer.device))
-                            drawn.append((name, buffer, points, private.reshape(-1)[points].clone()))
-                        del private
+                        if points is not None:
+                            drawn.append((name, buffer, points, kept))
             except BaseException as e:  # noqa: BLE001 - the server's failure
                 _make_failed(session, f"comparing {_what(kind, k)}", e)
                 return False

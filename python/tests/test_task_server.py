@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from anvil_py import trial_channel
+from anvil_py import compare_torch, trial_channel
 from anvil_py.task_loader import load_module
 from anvil_py.task_worker import make_inputs
 from anvil_py.trial_channel import ChannelError, TrialData
@@ -364,6 +364,25 @@ def test_an_output_changed_after_it_was_handed_over_is_after_return(server):
     assert reply == {"compared": 0}
     report = server.close(sid)
     assert report["after_return"] and "changed in its buffer" in report["after_return"][0], report
+
+
+@pytest.mark.parametrize("chunk", ["100", "1000000"])
+def test_an_exported_buffer_is_compared_as_copied_chunk_by_chunk(monkeypatch, chunk):
+    # The server compares copies of an output's chunks (a whole copy doubled a multi-GB output's memory): the same
+    # statistics as comparing the whole, and the sampled elements' values as copied, for the second reading.
+    monkeypatch.setattr(compare_torch, "_CHUNK_SET", chunk)
+    want = torch.randn(37, 29)
+    buffer = want.clone()
+    buffer[20, 3] += 1.0
+    buffer[30, 0] = float("nan")
+    buffer[36, 28] = 1e-7 + want[36, 28]  # Within the tolerance.
+    points = torch.tensor([0, 583, 870, 1072, 1072], dtype=torch.int64)
+    got, kept = compare_torch.compare_copied(want, buffer, 1e-4, 1e-4, True, points)
+    assert got == compare_torch.compare_tensors(want, buffer, 1e-4, 1e-4, True)
+    assert got["mismatches"] == 2 and got["first_mismatch_index"] == [20, 3], got
+    assert torch.equal(kept.view(torch.int32), buffer.reshape(-1)[points].view(torch.int32))  # NaN bits too.
+    buffer.fill_(0.0)  # Changed after its comparison: the values kept are the copy's.
+    assert not torch.equal(kept, buffer.reshape(-1)[points])
 
 
 @pytest.mark.parametrize("message", [{"done": 1}, {"done": 0, "extra": 1}, {"done": "0"}])
