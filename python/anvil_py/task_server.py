@@ -81,6 +81,7 @@ class _Session:
         # released: (trial, [(name, buffer, points, values)]).
         self.recheck = None
         self.room = None  # Gives back what the server holds that no session uses (_send, a buffer refused).
+        self.holdings = None  # What the server holds on its device, in words (the message of a buffer refused).
         self.lock = threading.Lock()
         self.thread = None
         self.waited_ms = 0.0  # What its thread waited for task code another thread ran (the close's "waited_ms").
@@ -106,11 +107,11 @@ class _Session:
 _SENT_NOTHING = object()
 
 
-def _make_failed(session, what, e):
+def _make_failed(session, what, e, detail=""):
     """The server's own failure making `what`: the session's error (anvil's; the candidate is told at the end of
     the session's answers)."""
     with session.lock:
-        session.error = session.error or f"{what}: {type(e).__name__}: {e}"
+        session.error = session.error or f"{what}: {type(e).__name__}: {e}" + (f" ({detail})" if detail else "")
 
 
 # A buffer the device refused the server (cuMemCreate out of memory: the candidate, a preparation beside it and the
@@ -143,7 +144,9 @@ def _send(session, what, send, *args):
                 waited += pause
                 pause = min(2 * pause, 2.0)
                 continue
-            _make_failed(session, f"sending {what}", e)
+            # Refused for memory: what the server itself held then, piece by piece, goes with the message.
+            held = session.holdings() if _out_of_device_memory(e) and session.holdings is not None else ""
+            _make_failed(session, f"sending {what}", e, held)
             return _SENT_NOTHING
 
 
@@ -296,6 +299,7 @@ class Server:
             self.reply({"id": session.id, "error": f"{type(e).__name__}: {e}"})
             return
         session.room = lambda: self.tasks.room_now(entry)
+        session.holdings = self.tasks.holdings
         try:
             self.reply({"id": session.id, "ok": True, "trials": len(entry.seeds)})
             self.answer(session, entry, len(entry.seeds))

@@ -349,6 +349,22 @@ class Tasks:
         live = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
         return max(0, live) + device_buffers.exported_bytes()
 
+    def holdings(self):
+        """What the server holds on its device, in words, for a message about the device's memory running out
+        ("" on the CPU)."""
+        if self.device.type != "cuda":
+            return ""
+        with self.lock:
+            kept = self.kept_bytes()
+            live = torch.cuda.memory_allocated(self.device)
+            exported = device_buffers.exported_bytes()
+            tasks = len(self.entries)
+        cached = max(0, torch.cuda.memory_reserved(self.device) - live) >> 20
+        kept, in_use, exported = kept >> 20, max(0, live - kept) >> 20, exported >> 20
+        return (f"the task server held {kept + in_use + exported} MiB of its budget's {self.budget >> 20} MiB: "
+                f"{tasks} kept task(s) {kept} MiB, sessions' and baselines' tensors {in_use} MiB, buffers exported "
+                f"{exported} MiB; and {cached} MiB in torch's cache, free for the server alone")
+
     def held_bytes(self):
         """All the server holds on its device: its kept tasks and what is in use (torch's cached free blocks are
         given back after every session)."""

@@ -961,9 +961,11 @@ def test_a_buffer_the_device_refused_is_asked_for_again_after_the_server_makes_r
 
     monkeypatch.setattr(task_server, "ROOM_WAIT_SECONDS", 0.3)
     attempts.clear()
+    session.holdings = lambda: "the task server held 3 MiB"  # Tasks.holdings: what it held, piece by piece.
     assert task_server._send(session, "trial 1", send, "x", 100) is task_server._SENT_NOTHING
     assert 2 <= len(attempts) <= 5, attempts
-    assert session.error == "sending trial 1: DeviceBufferError: cuMemCreate failed: out of memory (2)"
+    assert session.error == ("sending trial 1: DeviceBufferError: cuMemCreate failed: out of memory (2) (the task "
+                             "server held 3 MiB)")
 
     other = task_server._Session(2, None, {}, torch.device("cpu"))
     other.room = lambda: rooms.append("other")
@@ -974,8 +976,10 @@ def test_a_buffer_the_device_refused_is_asked_for_again_after_the_server_makes_r
         attempts.append(1)
         raise device_buffers.DeviceBufferError("cuMemCreate failed: invalid value (1)")
 
+    other.holdings = lambda: "the task server held 3 MiB"
     assert task_server._send(other, "trial 0", broken) is task_server._SENT_NOTHING
     assert attempts == [1] and rooms == [] and "invalid value" in other.error
+    assert "held" not in other.error  # Not a refusal for memory: nothing about it.
 
 
 def test_giving_memory_back_looks_for_garbage_cycles_only_when_memory_is_unexplained(monkeypatch):

@@ -5,6 +5,7 @@ descriptor on the trial channel, and takes the outputs and the rechecked outputs
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -167,3 +168,23 @@ def test_memory_held_by_a_garbage_cycle_goes_back_to_the_device():
     finally:
         gc.enable()
         gc.unfreeze()  # The collection froze what survived it (nothing ran): this process's tests go on.
+
+
+def test_a_buffer_refused_for_memory_says_what_the_server_held():
+    # The message of a session whose buffer the device refused (task_server._send) names the server's pieces: the
+    # 17 GB-trial sessions that ran out of an H100's memory said nothing of them (all_problems_h100_call8.md).
+    import torch  # noqa: PLC0415
+
+    from anvil_py import device_buffers  # noqa: PLC0415
+    from anvil_py.task_store import Tasks  # noqa: PLC0415
+
+    tasks = Tasks(torch.device("cuda", 0), 1 << 30)
+    live = torch.empty(64 << 20, dtype=torch.float32, device="cuda:0")  # 256 MiB in use beside no kept task.
+    fd, exported = device_buffers.new_buffer(0, torch.float32, [32 << 20])  # 128 MiB exported.
+    os.close(fd)
+    said = tasks.holdings()
+    assert "0 kept task(s) 0 MiB" in said and "budget's 1024 MiB" in said, said
+    mib = {k: int(re.search(k + r" (\d+) MiB", said).group(1)) for k in ("tensors", "buffers exported")}
+    assert mib["tensors"] >= 256 and mib["buffers exported"] >= 128, said  # This process's tests' others too.
+    assert said.startswith(f"the task server held {mib['tensors'] + mib['buffers exported']} MiB"), said
+    del live, exported
