@@ -19,29 +19,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "python" / "tests")]
 
 from anvil_py import trial_channel  # noqa: E402
+from test_task_server import SLOW_COMPILE  # noqa: E402 - the test's model, 12 layers there
 
 TASKS = ["relu.py", "softmax.py", "matmul.py", "small_mlp.py", "sum_reduction.py", "linear_relu.py"]
 
-SLOW_COMPILE = """import torch
-import torch.nn as nn
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(16, 16) for _ in range({layers})])
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            x = torch.tanh(x) * (i + 1) if i % 2 else torch.sigmoid(x) + i
-            x = x.softmax(-1) if i % 3 == 0 else x
-        return x
-def get_inputs():
-    return [torch.randn(8, 16)]
-def get_init_inputs():
-    return []
-"""
 
 
 def main():
@@ -51,7 +35,7 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         slow = Path(tmp) / "slow_compile.py"
-        slow.write_text(SLOW_COMPILE.format(layers=args.layers))
+        slow.write_text(SLOW_COMPILE.replace("range(12)", f"range({args.layers})"))
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ, PYTHONPATH=args.python, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))
         proc = subprocess.Popen([sys.executable, "-m", "anvil_py.task_server", "--control-fd", str(theirs.fileno())],

@@ -769,12 +769,12 @@ def test_a_compile_lends_task_code_to_other_tasks_trials_while_inductor_compiles
     try:
         trial_channel.send(server.control, {"op": "baseline", "id": 801, "task": str(slow), "prepared": str(slow),
                                             "seeds": ["3"], "mode": "compile"})
-        replies, order = {}, []
+        replies, at = {}, {}
 
         def receive():
             reply, _ = trial_channel.receive(server.control)
             replies[reply["id"]] = reply
-            order.append(reply["id"])
+            at[reply["id"]] = time.monotonic()
 
         deadline, ask = time.monotonic() + 240, 900
         while 801 not in replies:  # Until inductor compiles, task code lent.
@@ -797,8 +797,9 @@ def test_a_compile_lends_task_code_to_other_tasks_trials_while_inductor_compiles
         while not {801, 802, 803} <= set(replies):
             receive()
         assert all(replies[r].get("ok") for r in (801, 802, 803)), replies
-        steps = [r for r in order if r in (801, 802, 803)]
-        assert steps == [802, 801, 803], steps  # The same switches beside the compile; other switches after it.
+        # The same switches beside the compile (seconds before it ends); other switches once it ended (its answer
+        # and theirs then race).
+        assert at[802] < at[801] - 1.0 < at[803], at
         (x,) = TrialData(ends[802].detach()).inputs("trial", 0, "cpu")
         assert torch.equal(x, fresh_inputs(TASKS / "relu.py", 5)[0])
         assert server.close(802)["waited_ms"] < 1000
