@@ -633,7 +633,7 @@ class Server:
         if compiled:
             # Its compiled code, guarded on the kept model, goes with it (on the thread that compiles, which takes
             # task code there: a compile queued before the reset takes it too).
-            self.tasks.task_code.add(self.tasks.dynamo.submit(self._reset_dynamo, time.monotonic()).result())
+            self.tasks.compiling(torch._dynamo.reset)
         baseline.reset_waited_ms = reset.waited_ms()
         baseline.phases_ms["reset"] = reset.ms()
         began = time.monotonic()
@@ -644,15 +644,6 @@ class Server:
         baseline.phases_ms.update(release=(released - began) * 1000 - release_collect,
                                   collect=release_collect + give_back_collect,
                                   give_back=(time.monotonic() - released) * 1000 - give_back_collect)
-
-    def _reset_dynamo(self, submitted):
-        """torch._dynamo.reset() under task code, on the thread that compiles: the milliseconds it waited, behind
-        that thread's other work since `submitted` and for task code."""
-        queued = (time.monotonic() - submitted) * 1000
-        began = self.tasks.task_code.waited_ms()
-        with self.tasks.task_code:
-            torch._dynamo.reset()
-        return queued + self.tasks.task_code.waited_ms() - began
 
     def compare(self, session, entry, message):
         """Trial k's outputs: each buffer copied into memory never exported, that copy compared with the
@@ -735,27 +726,20 @@ class _Baseline:
             return None, None
         if tasks.compiler is not None:
             tasks.compiler.exception()  # torch.compile's modules imported at the start: this set-up's `dynamo` phase.
-        fn, seconds, graphs, waited_ms = tasks.dynamo.submit(self._compile, tasks, time.monotonic()).result()
-        tasks.task_code.add(waited_ms)  # The compiling thread's queue and waits for task code: this request's.
-        self.fn = fn
+        self.fn, seconds, graphs = tasks.compiling(lambda: self._first_call(tasks))
         return seconds, graphs
 
-    def _compile(self, tasks, submitted):
-        """On the thread that compiles: torch.compile's first call, synchronized, under task code (the reference's
+    def _first_call(self, tasks):
+        """torch.compile's first call, synchronized, on the thread that compiles and under task code (the reference's
         forward, traced and run: the TF32 switches, the generator and dynamo's counters are the process's), which it
-        lends to other tasks' trials while inductor compiles (Tasks.task_code). (fn, seconds, graphs, the
-        milliseconds it waited: behind other work of this thread since `submitted`, and for task code); the seconds
-        leave out the waits to take task code back."""
-        queued = (time.monotonic() - submitted) * 1000
+        lends to other tasks' trials while inductor compiles (Tasks.task_code): (fn, seconds, graphs), the seconds
+        without the waits to take task code back."""
         sync = (lambda: torch.cuda.synchronize(tasks.device)) if tasks.device.type == "cuda" else (lambda: None)
-        began = tasks.task_code.waited_ms()
-        with tasks.task_code:
-            set_tf32(self.entry.tf32)
-            taken = tasks.task_code.waited_ms()
-            fn, seconds, graphs = compile_first_call(self.entry.model, self.inputs, sync,
-                                                     lend=lambda: tasks.task_code.lent(self.entry.tf32))
-            seconds = max(0.0, seconds - (tasks.task_code.waited_ms() - taken) / 1000)
-        return fn, seconds, graphs, queued + tasks.task_code.waited_ms() - began
+        set_tf32(self.entry.tf32)
+        taken = tasks.task_code.waited_ms()
+        fn, seconds, graphs = compile_first_call(self.entry.model, self.inputs, sync,
+                                                 lend=lambda: tasks.task_code.lent(self.entry.tf32))
+        return fn, max(0.0, seconds - (tasks.task_code.waited_ms() - taken) / 1000), graphs
 
 
 def _name_process(name):

@@ -346,8 +346,12 @@ class Tasks:
         where the budget is the kept tasks'."""
         if self.device.type != "cuda":
             return 0
-        live = torch.cuda.memory_allocated(self.device) - self.kept_bytes()
-        return max(0, live) + device_buffers.exported_bytes()
+        return sum(self._in_use())
+
+    def _in_use(self):
+        """(the sessions' and baselines' tensors, the buffers exported) on a GPU, in bytes."""
+        return (max(0, torch.cuda.memory_allocated(self.device) - self.kept_bytes()),
+                device_buffers.exported_bytes())
 
     def holdings(self):
         """What the server holds on its device, in words, for a message about the device's memory running out
@@ -355,12 +359,9 @@ class Tasks:
         if self.device.type != "cuda":
             return ""
         with self.lock:
-            kept = self.kept_bytes()
-            live = torch.cuda.memory_allocated(self.device)
-            exported = device_buffers.exported_bytes()
-            tasks = len(self.entries)
-        cached = max(0, torch.cuda.memory_reserved(self.device) - live) >> 20
-        kept, in_use, exported = kept >> 20, max(0, live - kept) >> 20, exported >> 20
+            kept, (in_use, exported), tasks = self.kept_bytes() >> 20, self._in_use(), len(self.entries)
+        cached = max(0, torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)) >> 20
+        in_use, exported = in_use >> 20, exported >> 20
         return (f"the task server held {kept + in_use + exported} MiB of its budget's {self.budget >> 20} MiB: "
                 f"{tasks} kept task(s) {kept} MiB, sessions' and baselines' tensors {in_use} MiB, buffers exported "
                 f"{exported} MiB; and {cached} MiB in torch's cache, free for the server alone")
@@ -542,6 +543,22 @@ class Tasks:
                     entry.bytes += sum(_nbytes(m) for m in made)
                 entry.held[k] = made
             return entry.held[k]
+
+    def compiling(self, fn):
+        """fn() on the thread that compiles (self.dynamo), under task code; its result. What that thread waited there,
+        behind its other work and for task code, is this thread's wait too."""
+        submitted = time.monotonic()
+
+        def under_task_code():
+            queued = (time.monotonic() - submitted) * 1000
+            began = self.task_code.waited_ms()
+            with self.task_code:
+                result = fn()
+            return result, queued + self.task_code.waited_ms() - began
+
+        result, waited_ms = self.dynamo.submit(under_task_code).result()
+        self.task_code.add(waited_ms)
+        return result
 
     def warm_compiler(self):
         """torch.compile's modules imported now, on the thread that compiles (2.4 s on the CPU machine:

@@ -397,13 +397,13 @@ def compile_first_call(model, inputs, sync, lend=None):
     while inductor compiles each graph of the first call (the task server lends its task code there)."""
     from torch._dynamo.utils import counters  # noqa: PLC0415 - dynamo loads only where a compile baseline runs
 
-    backend, lending = "inductor", [lend is not None]
+    backend, lending = "inductor", lend is not None
     if lend is not None:
         from torch._inductor.compile_fx import compile_fx  # noqa: PLC0415 - as torch.compile's "inductor" calls it
 
         def lending_inductor(graph, example_inputs):
             # A graph compiled again later (a guard failed in a timed call) lends nothing: the timed calls run alone.
-            with lend() if lending[0] else contextlib.nullcontext():
+            with lend() if lending else contextlib.nullcontext():
                 return compile_fx(graph, example_inputs)
 
         backend = lending_inductor
@@ -416,7 +416,7 @@ def compile_first_call(model, inputs, sync, lend=None):
             fn(*inputs)
         sync()
     finally:
-        lending[0] = False
+        lending = False  # Read by lending_inductor when it runs.
     return fn, time.perf_counter() - begin, int(counters["stats"]["unique_graphs"] - graphs)
 
 
