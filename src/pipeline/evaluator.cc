@@ -582,6 +582,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   // The trials' inputs come from the task server (a session per run), which
   // also compares the trials' outputs: the candidate hands them back in
   // buffers of the server's (docs/protocol.md).
+  RoomHold room;  // The session's room in the server's budget: given back after it closed.
   std::unique_ptr<TaskServer::Session> session;
   std::optional<TrialSessionEnd> ended;  // The session's last report, once the candidate has ended.
   auto server_report = [&] { return ended ? Result<TrialSessionEnd>(*ended) : session->Results(); };
@@ -599,6 +600,15 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
     StageClock clock(v, "make_trials");  // The server's start, for the first session.
     return TaskServer::For(backend_, options_.trial_server_budget);
   }();
+  // What the session will hold in the server is reserved first, holding no
+  // device: a session between its trials and its timed calls keeps its
+  // trials there while another candidate has the device alone, so the device
+  // gate alone let two multi-GB sessions overrun the budget and the device
+  // (bench/results/throughput_h100_multigb.md).
+  if (server.ok()) {
+    room = server.value()->ReserveSession(prepared.trial_bytes);
+    v.device_wait_seconds += room.waited();
+  }
   std::optional<SharedDeviceHold> shared;
   bool exclusive = false;
   if (server.ok() && !server.value()->SessionFits(prepared.trial_bytes)) {
@@ -697,6 +707,7 @@ Evaluator::CheckedRun Evaluator::RunAndCheck(const Task& task, const PreparedTas
   if (exclusive) device_.ReleaseExclusive();
   // The candidate's processes have ended: what the server did for them.
   auto end = session->Close();
+  room.Reset();  // The server has let go of what the session held.
   if (!end.ok() || !end.value().error.empty()) {
     infra("anvil's task server failed while the candidate ran (not the candidate's doing): " +
           (end.ok() ? end.value().error : end.message()));

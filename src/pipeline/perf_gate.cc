@@ -238,9 +238,18 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     // needs no device.
     std::optional<SharedDeviceHold> shared;
     std::optional<ExclusiveDeviceHold> alone;
+    RoomHold room;  // A baseline the server times holds its tensors there, set up to timed (as a session does).
     double waited = 0;
     BaselineHooks hooks;
-    hooks.before_start = [&] { waited += shared.emplace(device_).waited(); };
+    hooks.before_start = [&] {
+      if (bo.measure) {
+        if (auto server = TaskServer::For(backend_, options_.trial_server_budget); server.ok()) {
+          room = server.value()->ReserveBaseline(prepared.trial_bytes);
+          waited += room.waited();
+        }
+      }
+      waited += shared.emplace(device_).waited();
+    };
     hooks.before_timing = [&] {
       shared.reset();
       waited += alone.emplace(device_).waited();
@@ -249,6 +258,7 @@ void Evaluator::JudgePerf(const Task& task, const PreparedTask& prepared, const 
     Baseline b = MeasureBaseline(task, prepared, backend_, mode, bo, hooks);
     alone.reset();
     shared.reset();
+    room.Reset();
     v.device_wait_seconds += waited;
     // The waits are device_wait_seconds, not the stage's.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/python_peer.h"
@@ -59,6 +60,9 @@ Result<std::shared_ptr<TaskServer>> TaskServer::Start(const Backend& backend, in
   server->budget_bytes_ = j.value("budget_bytes", int64_t{0});
   server->session_room_ = j.value("session_room", int64_t{0});
   server->session_margin_ = j.value("session_margin", int64_t{0});
+  if (backend.kind() == BackendKind::kCuda && server->budget_bytes_ > 0) {
+    server->room_ = std::make_shared<MemoryRoom>(server->budget_bytes_);
+  }
   server->alive_ = true;
   // Its device memory is the budget's, not another process's, up to the
   // budget and the margin (its CUDA context, torch's rounding): beyond them
@@ -104,6 +108,22 @@ bool TaskServer::SessionFits(int64_t trial_bytes) const {
   const int64_t room = budget_bytes_ - session_margin_;
   return room > 0 && (session_room_ <= 0 || trial_bytes <= room / session_room_);
 }
+
+int64_t TaskServer::SessionBytes(int64_t trial_bytes) const {
+  const int64_t trials = std::max<int64_t>(session_room_, 1);
+  const int64_t bytes = std::max<int64_t>(trial_bytes, 0);
+  // Saturated: a count beyond the budget waits for the room to empty all the same.
+  return bytes > budget_bytes_ / trials ? budget_bytes_ + 1 : trials * bytes + session_margin_;
+}
+
+int64_t TaskServer::BaselineBytes(int64_t trial_bytes) const {
+  const int64_t bytes = std::max<int64_t>(trial_bytes, 0);
+  return bytes > budget_bytes_ / 2 ? budget_bytes_ + 1 : 2 * bytes + session_margin_;
+}
+
+RoomHold TaskServer::ReserveSession(int64_t trial_bytes) { return RoomHold(room_, SessionBytes(trial_bytes)); }
+
+RoomHold TaskServer::ReserveBaseline(int64_t trial_bytes) { return RoomHold(room_, BaselineBytes(trial_bytes)); }
 
 bool TaskServer::alive() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/memory_room.h"
 #include "core/status.h"
 #include "tasks/prepare.h"
 #include "tasks/task.h"
@@ -161,6 +162,19 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
   // One that does not is run with the device alone (Evaluator): beside another
   // session or a preparation the device would refuse it memory mid-run.
   bool SessionFits(int64_t trial_bytes) const;
+  // Room in the server's budget (core/memory_room.h) for what a session of
+  // such a task holds there (as SessionFits counts it), or a baseline (two
+  // trials' bytes and the margin: its inputs, its outputs, the reference's own
+  // tensors). Taken before the device is (no device hold is kept while it
+  // waits) and held until the session closes or the baseline is timed: those
+  // that fit the budget together run side by side, the others one after
+  // another. None on the cpu backend, where the budget is the kept tasks'
+  // alone (docs/protocol.md).
+  RoomHold ReserveSession(int64_t trial_bytes);
+  RoomHold ReserveBaseline(int64_t trial_bytes);
+  // The bytes each reserves (beyond the budget: the budget and one).
+  int64_t SessionBytes(int64_t trial_bytes) const;
+  int64_t BaselineBytes(int64_t trial_bytes) const;
 
  private:
   TaskServer() = default;
@@ -178,9 +192,10 @@ class TaskServer : public std::enable_shared_from_this<TaskServer> {
 
   int sock_ = -1;
   pid_t pid_ = -1;
-  int64_t budget_bytes_ = 0;    // From its hello: 0 when it did not say.
-  int64_t session_room_ = 0;    // Trials' bytes a session needs, in trials.
-  int64_t session_margin_ = 0;  // And bytes beside them.
+  int64_t budget_bytes_ = 0;          // From its hello: 0 when it did not say.
+  int64_t session_room_ = 0;          // Trials' bytes a session needs, in trials.
+  int64_t session_margin_ = 0;        // And bytes beside them.
+  std::shared_ptr<MemoryRoom> room_;  // On a GPU with a budget; else null.
   std::thread reader_;
   std::mutex mu_;
   std::condition_variable cv_;

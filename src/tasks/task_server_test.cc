@@ -70,6 +70,23 @@ TEST_F(TaskServerTest, ASessionFitsWhenItsTrialsAndMarginFitTheBudget) {
   EXPECT_FALSE(small.value()->SessionFits(1));
 }
 
+TEST_F(TaskServerTest, SessionsAndBaselinesReserveTheirBytesOfTheBudgetOnAGpuAlone) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  auto server = TaskServer::For(Backend::FromName("cpu").value(), 40 * kGiB);
+  ASSERT_TRUE(server.ok()) << server.message();
+  // A session: 4 trials' bytes and the 1 GiB margin; a baseline: 2 and the margin.
+  EXPECT_EQ(server.value()->SessionBytes(8 * kGiB), 33 * kGiB);
+  EXPECT_EQ(server.value()->BaselineBytes(8 * kGiB), 17 * kGiB);
+  EXPECT_EQ(server.value()->SessionBytes(0), kGiB);
+  EXPECT_EQ(server.value()->SessionBytes(std::numeric_limits<int64_t>::max()), 40 * kGiB + 1);
+  EXPECT_EQ(server.value()->BaselineBytes(std::numeric_limits<int64_t>::max()), 40 * kGiB + 1);
+  // On the cpu the budget is the kept tasks' alone: two sessions beyond it reserve nothing (else this would wait
+  // forever for the first).
+  RoomHold first = server.value()->ReserveSession(std::numeric_limits<int64_t>::max());
+  RoomHold second = server.value()->ReserveSession(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(second.waited(), 0);
+}
+
 TEST_F(TaskServerTest, ServesASessionAndADeadServerIsAnvilsErrorThenStartsAgain) {
   const Task task = TinyTask();
   const PreparedTask prepared = Prepare(task);
