@@ -35,8 +35,11 @@ if [ "${COPIES:-1}" -gt 1 ]; then
   done
 fi
 echo "$(ls "$R" | wc -l) candidates"
+# Every 10 s: the machine's memory, and the verdicts so far copied to $OUT (a call cut by the device's limit still
+# brings back what was judged).
 (while true; do
    echo "$(date +%s) used/avail MB $(free -m | awk '/Mem:/{print $3, $7}') shm MB $(du -sm /dev/shm 2>/dev/null | cut -f1) load $(cut -d' ' -f1 /proc/loadavg)"
+   cp "$W"/*_verdicts.jsonl "$W"/stock_outcomes.jsonl "$OUT"/ 2>/dev/null
    sleep 10
  done) > "$OUT/mem.log" 2>&1 &
 LOGGER=$!
