@@ -276,6 +276,22 @@ def test_a_preparation_waiting_its_turn_is_a_queue_not_the_verdicts_prepare(tmp_
         assert counted <= v["seconds"] + 0.5, (v["seconds"], v["stage_seconds"], v["device_wait_seconds"])
 
 
+def test_timed_calls_waiting_for_the_device_are_a_queue_not_the_verdicts_perf(tmp_path):
+    # Two candidates side by side, each 0.5 s a call: their trials share the device, their timed calls get it alone,
+    # so one waits ~2 s for the other's. That wait is device_wait_seconds; the perf stage counted it too (the H100's
+    # multi-GB run had a perf stage of 18.8 s around 3.1 s of timed calls).
+    cands = [spinner(tmp_path, f"slow_{name}_native.cpp", 500, -1) for name in ("a", "b")]
+    verdicts, proc = eval_json("--task", RELU, "--candidate", *cands, "--jobs", "2", "--timeout", "20", "--trials",
+                               "1", "--warmup", "1", "--iters", "3", "--baselines", "none")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [v["status"] for v in verdicts] == ["pass", "pass"], [v["feedback"] for v in verdicts]
+    assert max(v["device_wait_seconds"] for v in verdicts) >= 1.5, verdicts
+    for v in verdicts:
+        assert 1.8 < v["stage_seconds"]["perf"] < 4, v["stage_seconds"]  # 4 calls of 0.5 s, and no wait.
+        counted = sum(v["stage_seconds"].values()) + v["device_wait_seconds"] + v["compile_wait_seconds"]
+        assert counted <= v["seconds"] + 0.5, (v["seconds"], v["stage_seconds"], v["device_wait_seconds"])
+
+
 def _children(pid):
     """Children of every thread of `pid` (/proc lists them per thread that forked)."""
     found = []
