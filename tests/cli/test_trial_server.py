@@ -399,9 +399,11 @@ def test_held_out_sets_come_from_the_server_and_no_input_set_is_readable(tmp_pat
     """The held-out sets (catalog C1) are served and compared like the trials; no trial, timing set or held-out set
     has a readable folder: the candidate's process gets its data from the server only."""
     started = time.time()
-    task = tmp_path / "relu_held_out.py"
+    # A name of its own in the shared cache: test_redteam.py's held-out tasks are relu_held_out too, and the folders
+    # looked at below are those used since this test began.
+    task = tmp_path / "relu_held_out_served.py"
     task.write_text(RELU.read_text())
-    (tmp_path / "relu_held_out.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"dim": 333}]}')
+    (tmp_path / "relu_held_out_served.anvil.json").write_text('{"held_out": [{"batch_size": 5}, {"dim": 333}]}')
     fixed = EXAMPLES.parent / "tests" / "redteam" / "held_out" / "c1_fixed_shape_kb.py"
     # Reads what it can of the prepared folder (its path is on the worker's command line) and says so in an error.
     source = (CANDIDATES / "pass_kb.py").read_text()
@@ -442,7 +444,7 @@ class ModelNew''', 1))
     # No set is there to read: the prepared folder holds no trial_0, timing_0 or held_out_0.
     assert server["reader_kb.py"]["status"] == "pass", server["reader_kb.py"]["feedback"]
     # Nor any set's tensors: the held-out sets' recipes alone, which the server makes them from.
-    folders = [p for p in (Path(cache_dir()) / "tasks").glob("relu_held_out-*")
+    folders = [p for p in (Path(cache_dir()) / "tasks").glob("relu_held_out_served-*")
                if (p / "spec.json").exists() and p.stat().st_mtime >= started - 1]  # Used now (a cache hit touches).
     assert folders
     for folder in folders:
