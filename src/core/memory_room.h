@@ -30,7 +30,6 @@ class MemoryRoom {
   // seconds it waited.
   double Reserve(int64_t bytes);
   void Release(int64_t bytes);
-  int64_t budget() const { return budget_; }
   int64_t reserved();
 
  private:
@@ -55,7 +54,6 @@ class RoomHold {
   RoomHold& operator=(const RoomHold&) = delete;
   void Reset();
   double waited() const { return waited_; }
-  int64_t bytes() const { return bytes_; }
 
  private:
   std::shared_ptr<MemoryRoom> room_;
